@@ -1,0 +1,282 @@
+/* qgemv/blocks.h: the on-disk block of every ggml format, declared once.
+ *
+ * Each struct is byte-for-byte ggml's (ggml/src/ggml-common.h, ggml 0.25.3): its block-size
+ * macro just above it, a static size check just below.  Mirrored for Cython in
+ * qgemv/_blocks.pxd (must match); tests/test_formats.py checks every size against
+ * qgemv/_formats.py through the compiled module.
+ *
+ * Notation in the comments: x = reconstructed weight, d = block scale, m = block minimum,
+ * q = stored quant, QK = values per block.
+ */
+#ifndef QGEMV_BLOCKS_H
+#define QGEMV_BLOCKS_H
+
+#include <stdint.h>
+#include <assert.h>
+
+#ifndef static_assert
+#define static_assert _Static_assert
+#endif
+
+typedef uint16_t qgemv_half;   /* IEEE binary16 bits */
+typedef uint16_t qgemv_bf16;   /* bfloat16 bits */
+
+/* element formats: one value per "block" */
+typedef float block_f32;
+typedef qgemv_half block_f16;
+typedef qgemv_bf16 block_bf16;
+typedef double block_f64;
+typedef int8_t block_i8;
+typedef int16_t block_i16;
+typedef int32_t block_i32;
+typedef int64_t block_i64;
+
+#define QK_K 256               /* super-block of the K, IQ and TQ formats */
+#define K_SCALE_SIZE 12
+
+/* ---------------------------------------------------------------- 32-value blocks */
+
+/* x = d * (q - 8), q in [0, 15]; 4.5 bits per weight */
+#define QK4_0 32
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK4_0 / 2];     /* value j in low nibble of qs[j], value j+16 in high nibble */
+} block_q4_0;
+static_assert(sizeof(block_q4_0) == 2 + QK4_0 / 2, "wrong q4_0 block size/padding");
+
+/* x = d * q + m, q in [0, 15]; 5 bits per weight */
+#define QK4_1 32
+typedef struct {
+    qgemv_half d;
+    qgemv_half m;
+    uint8_t qs[QK4_1 / 2];
+} block_q4_1;
+static_assert(sizeof(block_q4_1) == 2 * 2 + QK4_1 / 2, "wrong q4_1 block size/padding");
+
+/* x = d * (q - 16), q in [0, 31], the 5th bit of value j is bit j of qh; 5.5 bits per weight */
+#define QK5_0 32
+typedef struct {
+    qgemv_half d;
+    uint8_t qh[4];
+    uint8_t qs[QK5_0 / 2];
+} block_q5_0;
+static_assert(sizeof(block_q5_0) == 2 + 4 + QK5_0 / 2, "wrong q5_0 block size/padding");
+
+/* x = d * q + m, q in [0, 31]; 6 bits per weight */
+#define QK5_1 32
+typedef struct {
+    qgemv_half d;
+    qgemv_half m;
+    uint8_t qh[4];
+    uint8_t qs[QK5_1 / 2];
+} block_q5_1;
+static_assert(sizeof(block_q5_1) == 2 * 2 + 4 + QK5_1 / 2, "wrong q5_1 block size/padding");
+
+/* x = d * q, q in [-128, 127]; 8.5 bits per weight (also ggml's activation format) */
+#define QK8_0 32
+typedef struct {
+    qgemv_half d;
+    int8_t qs[QK8_0];
+} block_q8_0;
+static_assert(sizeof(block_q8_0) == 2 + QK8_0, "wrong q8_0 block size/padding");
+
+/* x = d * q, s = d * sum(q): the activation format of q4_1 / q5_1 (ggml's 36 bytes) */
+#define QK8_1 32
+typedef struct {
+    qgemv_half d;
+    qgemv_half s;
+    int8_t qs[QK8_1];
+} block_q8_1;
+static_assert(sizeof(block_q8_1) == 2 * 2 + QK8_1, "wrong q8_1 block size/padding");
+
+/* x = d * kvalues_iq4nl[q], q in [0, 15], nibbles as in q4_0; 4.5 bits per weight */
+#define QK4_NL 32
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK4_NL / 2];
+} block_iq4_nl;
+static_assert(sizeof(block_iq4_nl) == 2 + QK4_NL / 2, "wrong iq4_nl block size/padding");
+
+/* x = 2^(e - 128) * kvalues_mxfp4[q] (E2M1 values doubled, halved back by the scale),
+ * nibbles as in q4_0; 4.25 bits per weight */
+#define QK_MXFP4 32
+typedef struct {
+    uint8_t e;                 /* E8M0 shared exponent */
+    uint8_t qs[QK_MXFP4 / 2];
+} block_mxfp4;
+static_assert(sizeof(block_mxfp4) == 1 + QK_MXFP4 / 2, "wrong mxfp4 block size/padding");
+
+/* ---------------------------------------------------------------- other small blocks */
+
+/* x = d * kvalues_mxfp4[q] / 2 per 16-value sub-block, d an unsigned E4M3 (UE4M3) scale;
+ * 4.5 bits per weight */
+#define QK_NVFP4 64
+#define QK_NVFP4_SUB 16
+typedef struct {
+    uint8_t d[QK_NVFP4 / QK_NVFP4_SUB];
+    uint8_t qs[QK_NVFP4 / 2];
+} block_nvfp4;
+static_assert(sizeof(block_nvfp4) == QK_NVFP4 / QK_NVFP4_SUB + QK_NVFP4 / 2, "wrong nvfp4 block size/padding");
+
+/* x = d * (2 b - 1), one bit b per value; 1.125 bits per weight */
+#define QK1_0 128
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK1_0 / 8];
+} block_q1_0;
+static_assert(sizeof(block_q1_0) == 2 + QK1_0 / 8, "wrong q1_0 block size/padding");
+
+/* x = d * (q - 1), q in [0, 3] two bits per value, LSB first; 2.25 bits per weight */
+#define QK2_0 64
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK2_0 / 4];
+} block_q2_0;
+static_assert(sizeof(block_q2_0) == 2 + QK2_0 / 4, "wrong q2_0 block size/padding");
+
+/* ---------------------------------------------------------------- ternary */
+
+/* x = d * (t - 1), t in {0, 1, 2}: five trits per byte in qs (as a fixed-point fraction of
+ * 3^5), four per byte in qh; 1.6875 bits per weight */
+typedef struct {
+    uint8_t qs[(QK_K - 4 * QK_K / 64) / 5];
+    uint8_t qh[QK_K / 64];
+    qgemv_half d;
+} block_tq1_0;
+static_assert(sizeof(block_tq1_0) == 2 + QK_K / 64 + (QK_K - 4 * QK_K / 64) / 5, "wrong tq1_0 block size/padding");
+
+/* x = d * (q - 1), q in [0, 3] two bits per value; 2.0625 bits per weight */
+typedef struct {
+    uint8_t qs[QK_K / 4];
+    qgemv_half d;
+} block_tq2_0;
+static_assert(sizeof(block_tq2_0) == 2 + QK_K / 4, "wrong tq2_0 block size/padding");
+
+/* ---------------------------------------------------------------- K-quants (256 values) */
+
+/* x = d * sc * q - dmin * m per 16 values, sc and m 4-bit, q 2-bit; 2.625 bits per weight */
+typedef struct {
+    uint8_t scales[QK_K / 16]; /* low nibble scale, high nibble min */
+    uint8_t qs[QK_K / 4];
+    qgemv_half d;
+    qgemv_half dmin;
+} block_q2_K;
+static_assert(sizeof(block_q2_K) == 2 * 2 + QK_K / 16 + QK_K / 4, "wrong q2_K block size/padding");
+
+/* x = d * (sc - 32) * (q - 4 * !hbit) per 16 values, sc 6-bit, q 2-bit + high bit;
+ * 3.4375 bits per weight */
+typedef struct {
+    uint8_t hmask[QK_K / 8];
+    uint8_t qs[QK_K / 4];
+    uint8_t scales[12];
+    qgemv_half d;
+} block_q3_K;
+static_assert(sizeof(block_q3_K) == 2 + QK_K / 4 + QK_K / 8 + 12, "wrong q3_K block size/padding");
+
+/* x = d * sc * q - dmin * m per 32 values, sc and m 6-bit, q 4-bit; 4.5 bits per weight */
+typedef struct {
+    qgemv_half d;
+    qgemv_half dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qs[QK_K / 2];
+} block_q4_K;
+static_assert(sizeof(block_q4_K) == 2 * 2 + K_SCALE_SIZE + QK_K / 2, "wrong q4_K block size/padding");
+
+/* x = d * sc * q - dmin * m per 32 values, sc and m 6-bit, q 5-bit; 5.5 bits per weight */
+typedef struct {
+    qgemv_half d;
+    qgemv_half dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+} block_q5_K;
+static_assert(sizeof(block_q5_K) == 2 * 2 + K_SCALE_SIZE + QK_K / 2 + QK_K / 8, "wrong q5_K block size/padding");
+
+/* x = d * sc * (q - 32) per 16 values, sc int8, q 6-bit; 6.5625 bits per weight */
+typedef struct {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    qgemv_half d;
+} block_q6_K;
+static_assert(sizeof(block_q6_K) == 2 + QK_K / 16 + 3 * QK_K / 4, "wrong q6_K block size/padding");
+
+/* x = d * q with an f32 scale and the sums of each 16 quants: the activation format of the
+ * 256-value formats */
+typedef struct {
+    float d;
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+} block_q8_K;
+static_assert(sizeof(block_q8_K) == 4 + QK_K + QK_K / 16 * 2, "wrong q8_K block size/padding");
+
+/* ---------------------------------------------------------------- IQ formats (256 values) */
+
+/* x = d * (0.5 + s) / 4 * sign * iq2xxs_grid[g] per 8 values; 2.0625 bits per weight */
+typedef struct {
+    qgemv_half d;
+    uint16_t qs[QK_K / 8];
+} block_iq2_xxs;
+static_assert(sizeof(block_iq2_xxs) == 2 + QK_K / 8 * 2, "wrong iq2_xxs block size/padding");
+
+/* 2.3125 bits per weight */
+typedef struct {
+    qgemv_half d;
+    uint16_t qs[QK_K / 8];
+    uint8_t scales[QK_K / 32];
+} block_iq2_xs;
+static_assert(sizeof(block_iq2_xs) == 2 + QK_K / 8 * 2 + QK_K / 32, "wrong iq2_xs block size/padding");
+
+/* 2.5625 bits per weight */
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t scales[QK_K / 32];
+} block_iq2_s;
+static_assert(sizeof(block_iq2_s) == 2 + QK_K / 4 + QK_K / 16, "wrong iq2_s block size/padding");
+
+/* 3.0625 bits per weight */
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[3 * QK_K / 8];
+} block_iq3_xxs;
+static_assert(sizeof(block_iq3_xxs) == 2 + 3 * (QK_K / 8), "wrong iq3_xxs block size/padding");
+
+/* 3.4375 bits per weight */
+#define IQ3S_N_SCALE (QK_K / 64)
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t signs[QK_K / 8];
+    uint8_t scales[IQ3S_N_SCALE];
+} block_iq3_s;
+static_assert(sizeof(block_iq3_s) == 2 + 13 * (QK_K / 32) + IQ3S_N_SCALE, "wrong iq3_s block size/padding");
+
+/* 1.5625 bits per weight */
+typedef struct {
+    qgemv_half d;
+    uint8_t qs[QK_K / 8];
+    uint16_t qh[QK_K / 32];
+} block_iq1_s;
+static_assert(sizeof(block_iq1_s) == 2 + QK_K / 8 + QK_K / 16, "wrong iq1_s block size/padding");
+
+/* 1.75 bits per weight; the f16 super-block scale is spread over the top nibbles of scales */
+typedef struct {
+    uint8_t qs[QK_K / 8];
+    uint8_t qh[QK_K / 16];
+    uint8_t scales[QK_K / 32];
+} block_iq1_m;
+static_assert(sizeof(block_iq1_m) == QK_K / 8 + QK_K / 16 + QK_K / 32, "wrong iq1_m block size/padding");
+
+/* x = d * (ls - 32) * kvalues_iq4nl[q] per 32 values, ls 6-bit; 4.25 bits per weight */
+typedef struct {
+    qgemv_half d;
+    uint16_t scales_h;
+    uint8_t scales_l[QK_K / 64];
+    uint8_t qs[QK_K / 2];
+} block_iq4_xs;
+static_assert(sizeof(block_iq4_xs) == 2 + 2 + QK_K / 64 + QK_K / 2, "wrong iq4_xs block size/padding");
+
+#endif /* QGEMV_BLOCKS_H */

@@ -1,0 +1,42 @@
+/* qgemv/kernels.h: what one ISA variant of the kernels offers the Cython drivers.
+ *
+ * src/kernels.c is compiled once per ISA (baseline, avx2, avx512); each build defines one
+ * qgemv_kernel_table, indexed by ggml type id and filled from the format table
+ * (qgemv/_formats.py -> generated qgemv_formats.h).  Mirrored in qgemv/_kernels.pxd
+ * (must match).
+ */
+#ifndef QGEMV_KERNELS_H
+#define QGEMV_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QGEMV_N_TYPES 43   /* ggml type ids 0 .. 42; must match _formats.N_TYPES */
+
+/* n values of a row of blocks -> n floats */
+typedef void (*qgemv_dequant_row_fn)(const void *blocks, float *dst, int64_t n);
+/* n floats -> a row of activation blocks */
+typedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n);
+/* sum over n values of weight row w times activation row a (a in the weight format's act) */
+typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
+/* sum over n of a[i] * b[i] in float32 */
+typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
+
+typedef struct {
+    const char *isa;                                    /* "baseline", "avx2", "avx512" */
+    qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES];    /* NULL: not implemented */
+    qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES];            /* weight type -> dot with its act (_formats.py) */
+    qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES];  /* act type -> quantizer */
+    size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
+    size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
+    qgemv_dot_f32_fn dot_f32;
+} qgemv_kernel_table;
+
+extern const qgemv_kernel_table qgemv_kernels_baseline;
+#if defined(__x86_64__) || defined(_M_X64)
+extern const qgemv_kernel_table qgemv_kernels_avx2;
+extern const qgemv_kernel_table qgemv_kernels_avx512;
+#define QGEMV_X86 1
+#endif
+
+#endif /* QGEMV_KERNELS_H */

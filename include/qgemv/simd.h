@@ -1,0 +1,76 @@
+/* qgemv/simd.h: the few SIMD building blocks the block kernels share.
+ *
+ * Which ones exist depends on the flags the including translation unit was compiled with
+ * (src/kernels.c is built once per ISA): QGEMV_AVX512 (AVX-512 F/BW/VL + VNNI) implies
+ * QGEMV_AVX2 (AVX2 + FMA + F16C); neither means portable C only.
+ */
+#ifndef QGEMV_SIMD_H
+#define QGEMV_SIMD_H
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define QGEMV_AVX2 1
+#include <immintrin.h>
+#endif
+#if defined(QGEMV_AVX2) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) \
+    && defined(__AVX512VNNI__)
+#define QGEMV_AVX512 1
+#endif
+
+#if defined(QGEMV_AVX2)
+
+/* sum of the 8 lanes */
+static inline float qgemv_hsum_f32x8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline int qgemv_hsum_i32x8(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* u8 x s8 products summed in groups of 4 into 8 int32 lanes */
+static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
+#if defined(QGEMV_AVX512)
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+    /* maddubs cannot saturate here: |u| <= 127 or u <= 31 with |s| <= 127 in every caller */
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+/* s8 x s8 products, as float partial sums: |x| * (y with x's sign) keeps maddubs' u8 x s8 */
+static inline __m256 qgemv_dot_s8s8_f32x8(__m256i x, __m256i y) {
+    const __m256i ax = _mm256_sign_epi8(x, x);
+    const __m256i sy = _mm256_sign_epi8(y, x);
+    return _mm256_cvtepi32_ps(qgemv_dot_u8s8_i32x8(ax, sy));
+}
+
+static inline __m256 qgemv_dot_u8s8_f32x8(__m256i u, __m256i s) {
+    return _mm256_cvtepi32_ps(qgemv_dot_u8s8_i32x8(u, s));
+}
+
+/* 16 bytes of nibbles -> 32 bytes: low nibbles first, then high nibbles */
+static inline __m256i qgemv_nibbles_32(const uint8_t *qs) {
+    const __m128i b = _mm_loadu_si128((const __m128i *)qs);
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(b, 4), b);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+/* 32 bits -> 32 bytes, 0xff where the bit is set (bit j -> byte j) */
+static inline __m256i qgemv_bits_to_bytes_32(const uint8_t *bits4) {
+    uint32_t bits;
+    memcpy(&bits, bits4, 4);
+    const __m256i shuf = _mm256_setr_epi64x(0x0000000000000000LL, 0x0101010101010101LL,
+                                            0x0202020202020202LL, 0x0303030303030303LL);
+    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+}
+
+#endif /* QGEMV_AVX2 */
+#endif /* QGEMV_SIMD_H */

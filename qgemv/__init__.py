@@ -1,0 +1,41 @@
+"""qgemv: block-quantized (GGUF / ggml) linear algebra on the CPU.
+
+>>> from qgemv import QMatrix
+"""
+from __future__ import annotations
+
+from . import _dispatch, _formats, _kernels
+from ._formats import Format
+from ._threads import get_num_threads, set_num_threads
+from .qmatrix import QMatrix
+
+__version__ = "0.1.0"
+__all__ = ["QMatrix", "Format", "formats", "get_num_threads", "set_num_threads", "show_config"]
+
+
+def formats(op: str | None = None) -> tuple[Format, ...]:
+    """The ggml format table (every type id qgemv knows), or the formats implementing ``op``
+    ("dequantize", "matmul", "activation").
+
+    >>> [f.name for f in formats("matmul")][:3]
+    ['f32', 'f16', 'q4_0']
+    """
+    return _formats.FORMATS if op is None else _formats.with_op(op)
+
+
+def show_config(file=None) -> dict:
+    """Print (and return) how this qgemv was built and what it will run on this machine."""
+    openmp, omp_max = _kernels.openmp()
+    config = {
+        "version": __version__,
+        "isa": _dispatch.isa,
+        "isa_compiled": ", ".join(_dispatch.COMPILED),
+        "isa_runnable": ", ".join(_dispatch.runnable()),
+        "openmp": "yes" if openmp else "no (kernels run serially)",
+        "omp_max_threads": omp_max,
+        "num_threads": get_num_threads(),
+        "build": _kernels.BUILD_INFO,
+    }
+    width = max(map(len, config))
+    print("\n".join(f"{k:<{width}}  {v}" for k, v in config.items()), file=file)
+    return config

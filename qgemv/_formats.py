@@ -1,0 +1,147 @@
+"""The ggml format table: the single source of truth for every format qgemv knows.
+
+Pure Python (no numpy, no compiled imports) so that ``setup.py``, the tests, the benchmarks
+and the README generator can all read it.  Ids, names, block and byte sizes are ggml's
+(ggml 0.25.3, see ``include/qgemv/blocks.h``); retired ids (4, 5, 31-33, 36-38) stay holes.
+
+Columns
+-------
+id, name      ggml's type id and lowercase name (``q4_K``, ``iq2_xxs``).
+block_size    values per block.
+type_size     bytes per block (``sizeof(block_<name>)``).
+act           the activation format ``m @ x`` quantizes ``x`` to (ggml's ``vec_dot_type``);
+              None for formats that are only element types or only activations.
+kind          "float" | "int" | "quant" | "activation".
+ops           what qgemv implements for it today: "dequantize", "matmul" (``m @ x`` and
+              ``m.matmul(act="f32")``), "activation" (usable as ``act``).
+needs_imatrix ggml's quantizer refuses it without an importance matrix.
+gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+DEQUANTIZE = "dequantize"
+MATMUL = "matmul"
+ACTIVATION = "activation"
+
+
+class Format(NamedTuple):
+    id: int
+    name: str
+    block_size: int
+    type_size: int
+    act: str | None
+    kind: str
+    ops: frozenset
+    needs_imatrix: bool = False
+    gguf_py: bool = True
+
+    @property
+    def bits_per_weight(self) -> float:
+        return 8.0 * self.type_size / self.block_size
+
+    @property
+    def tolerance(self) -> float:
+        """Bound on |m @ x - dequantize(m) @ x| / (|W| @ |x|) for ggml's arithmetic."""
+        return ACT_TOLERANCE[self.act] if self.act else 0.0
+
+    def row_nbytes(self, cols: int) -> int:
+        return cols // self.block_size * self.type_size
+
+
+# Relative error an activation format adds to a dot product, as a bound on
+# |sum w x - sum w x~| / sum |w| |x|: half a quantization step of the block maximum
+# (1/254 for the int8 formats) plus the rounding of the stored scales, with margin.
+ACT_TOLERANCE = {
+    "f32": 1e-5,
+    "f16": 2.0 ** -10,
+    "bf16": 2.0 ** -7,
+    "q8_0": 1.0 / 127,
+    "q8_1": 1.0 / 127,
+    "q8_K": 1.0 / 127,
+}
+# Bound for ``m.matmul(x, act="f32")``: float32 accumulation only.
+F32_TOLERANCE = 1e-5
+
+_D, _M, _A = DEQUANTIZE, MATMUL, ACTIVATION
+_ELEM = frozenset({_D})
+_PROD = frozenset({_D, _M})
+_NONE = frozenset()
+
+
+def _f(id, name, block_size, type_size, act, kind, ops, **kw):
+    return Format(id, name, block_size, type_size, act, kind, frozenset(ops), **kw)
+
+
+# block sizes written as arithmetic mirroring the struct fields (see blocks.h)
+QK_K = 256
+FORMATS: tuple[Format, ...] = (
+    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A}),
+    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A}),
+    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD),
+    _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD),
+    _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD),
+    _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD),
+    _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A}),
+    _f(9, "q8_1", 32, 2 + 2 + 32, None, "activation", {_D, _A}, gguf_py=False),
+    _f(10, "q2_K", QK_K, QK_K // 16 + QK_K // 4 + 2 + 2, "q8_K", "quant", _NONE),
+    _f(11, "q3_K", QK_K, QK_K // 8 + QK_K // 4 + 12 + 2, "q8_K", "quant", _NONE),
+    _f(12, "q4_K", QK_K, 2 + 2 + 12 + QK_K // 2, "q8_K", "quant", _NONE),
+    _f(13, "q5_K", QK_K, 2 + 2 + 12 + QK_K // 8 + QK_K // 2, "q8_K", "quant", _NONE),
+    _f(14, "q6_K", QK_K, QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, "q8_K", "quant", _NONE),
+    _f(15, "q8_K", QK_K, 4 + QK_K + QK_K // 16 * 2, None, "activation", _NONE, gguf_py=False),
+    _f(16, "iq2_xxs", QK_K, 2 + QK_K // 8 * 2, "q8_K", "quant", _NONE, needs_imatrix=True),
+    _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _NONE, needs_imatrix=True),
+    _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _NONE),
+    _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _NONE, needs_imatrix=True),
+    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD),
+    _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _NONE),
+    _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _NONE),
+    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _NONE),
+    _f(24, "i8", 1, 1, None, "int", _ELEM),
+    _f(25, "i16", 1, 2, None, "int", _ELEM),
+    _f(26, "i32", 1, 4, None, "int", _ELEM),
+    _f(27, "i64", 1, 8, None, "int", _ELEM),
+    _f(28, "f64", 1, 8, None, "float", _ELEM),
+    _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _NONE),
+    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A}),
+    _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _NONE),
+    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _NONE),
+    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD),
+    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _NONE),
+    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _NONE, gguf_py=False),
+    _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _NONE, gguf_py=False),
+)
+
+RETIRED_IDS = (4, 5, 31, 32, 33, 36, 37, 38)
+N_TYPES = 43  # ids 0 .. 42; must match QGEMV_N_TYPES in include/qgemv/kernels.h
+
+BY_ID: dict[int, Format] = {f.id: f for f in FORMATS}
+BY_NAME: dict[str, Format] = {f.name.lower(): f for f in FORMATS}
+
+
+def lookup(qtype) -> Format:
+    """The table row for a ggml type name (case-insensitive) or id; ValueError if unknown."""
+    if isinstance(qtype, Format):
+        return qtype
+    if isinstance(qtype, str):
+        f = BY_NAME.get(qtype.lower())
+        if f is None:
+            raise ValueError(f"unknown qtype {qtype!r}; known: {', '.join(f.name for f in FORMATS)}")
+        return f
+    if isinstance(qtype, bool) or not isinstance(qtype, int):
+        if hasattr(qtype, "__index__") and not isinstance(qtype, bool):
+            qtype = qtype.__index__()
+        else:
+            raise TypeError(f"qtype must be a ggml type name or id, not {type(qtype).__name__}")
+    f = BY_ID.get(qtype)
+    if f is None:
+        why = "a retired ggml type id" if qtype in RETIRED_IDS else "not a ggml type id qgemv knows"
+        raise ValueError(f"qtype {qtype} is {why}")
+    return f
+
+
+def with_op(op: str) -> tuple[Format, ...]:
+    """Every format that implements ``op``."""
+    return tuple(f for f in FORMATS if op in f.ops)

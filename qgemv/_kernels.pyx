@@ -1,0 +1,111 @@
+# cython: language_level=3
+"""Row drivers of qgemv: validated buffers in, parallel loops over rows, kernels of one ISA.
+
+Design:
+1. The block kernels are C (src/formats/*.h), compiled once per ISA variant into a
+   qgemv_kernel_table indexed by ggml type id (src/kernels.c).  Everything here is the loops
+   around them, written once for every format: dequantize rows, quantize activations, and
+   the two products (ggml's quantized activations, or float32 activations).
+2. Callers (qgemv/qmatrix.py) validate every argument first; these functions trust shapes,
+   strides and type ids, release the GIL and never raise from inside a loop.
+3. Parallelism is `prange` over rows with a static schedule: each thread streams one
+   contiguous slab of the weight matrix, which is what a memory-bound GEMV wants.
+   `n_threads` is always resolved by the caller (qgemv/_threads.py).
+4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
+"""
+from cython.parallel cimport prange, parallel, threadid
+from libc.stdint cimport int64_t, uint8_t
+
+from qgemv._kernels cimport (
+    QGEMV_N_TYPES, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
+    qgemv_cpu_runs, qgemv_have_openmp, qgemv_omp_max_threads,
+)
+
+N_TYPES = QGEMV_N_TYPES
+COMPILED_ISAS = tuple((<bytes>QGEMV_ISAS).decode().split(","))
+BUILD_INFO = (<bytes>QGEMV_BUILD_INFO).decode()
+
+
+cdef const qgemv_kernel_table *_table(str isa) except NULL:
+    cdef const qgemv_kernel_table *t = qgemv_table_for(isa.encode())
+    if t == NULL:
+        raise ValueError(f"ISA variant {isa!r} was not compiled; compiled: {COMPILED_ISAS}")
+    return t
+
+
+def cpu_runs(str isa):
+    """True if this CPU can execute the given variant's instructions."""
+    return bool(qgemv_cpu_runs(isa.encode()))
+
+
+def openmp():
+    """(built with OpenMP, omp_get_max_threads())."""
+    return bool(qgemv_have_openmp()), qgemv_omp_max_threads()
+
+
+def table_info(str isa):
+    """What a variant's table holds per type id: (dequantize, matmul, activation, nbytes, align)."""
+    cdef const qgemv_kernel_table *t = _table(isa)
+    return {
+        i: (t.dequant_row[i] != NULL, t.vec_dot[i] != NULL, t.quantize_act[i] != NULL,
+            t.block_nbytes[i], t.block_align[i])
+        for i in range(QGEMV_N_TYPES)
+    }
+
+
+def dequantize(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes,
+               float[:, ::1] out, int n_threads):
+    """out[r, :] = dequantize(row r); data holds out.shape[0] rows of row_nbytes."""  # IN data; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows = out.shape[0], cols = out.shape[1], r
+    cdef const uint8_t *base = &data[0]
+    with nogil:
+        for r in prange(rows, schedule="static", num_threads=n_threads):
+            t.dequant_row[qtype](base + r * row_nbytes, &out[r, 0], cols)
+
+
+def dequantize_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes,
+                    const int64_t[::1] ids, float[:, ::1] out, int n_threads):
+    """out[i, :] = dequantize(row ids[i]); only those rows are read."""  # IN data, ids; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t n = ids.shape[0], cols = out.shape[1], i
+    cdef const uint8_t *base = &data[0]
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            t.dequant_row[qtype](base + ids[i] * row_nbytes, &out[i, 0], cols)
+
+
+def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:, ::1] out):
+    """out[j] = x[j] quantized to act_type (one row of activation blocks per column of x)."""  # IN x; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t j, cols = x.shape[1]
+    with nogil:
+        for j in range(x.shape[0]):
+            t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
+
+
+def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
+               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
+    """out[r, j] = vec_dot(row r, xq[j]): weights times activations already in the act format."""  # IN data, xq; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], r, j
+    cdef const uint8_t *base = &data[0]
+    with nogil:
+        for r in prange(rows, schedule="static", num_threads=n_threads):
+            for j in range(batch):
+                out[r, j] = t.vec_dot[qtype](cols, base + r * row_nbytes, &xq[j, 0])
+
+
+def matmul_f32(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes,
+               const float[:, ::1] x, float[:, ::1] out, float[:, ::1] scratch, int n_threads):
+    """out[r, j] = dequantize(row r) . x[j] in float32; scratch holds one row per thread."""  # IN data, x; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], cols = x.shape[1], r, j
+    cdef const uint8_t *base = &data[0]
+    cdef float *row
+    with nogil, parallel(num_threads=n_threads):
+        row = &scratch[threadid(), 0]
+        for r in prange(rows, schedule="static"):
+            t.dequant_row[qtype](base + r * row_nbytes, row, cols)
+            for j in range(batch):
+                out[r, j] = t.dot_f32(cols, row, &x[j, 0])

@@ -1,0 +1,65 @@
+"""Thread counts: resolved once per call, in Python, before any kernel runs.
+
+The default follows the OpenMP runtime (``OMP_NUM_THREADS``, ``threadpoolctl``'s limits),
+capped by the CPUs this process may use (affinity mask and cgroup quota), unless
+``qgemv.set_num_threads`` fixed one.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from . import _kernels
+
+_fixed: int | None = None
+
+# below this much weight data a parallel region costs more than it saves
+SERIAL_BELOW_BYTES = 64 * 1024
+SERIAL_BELOW_ROWS = 64
+
+
+def _check(n, what: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{what} must be a positive int, not {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"{what} must be >= 1, got {n}")
+    return n
+
+
+def set_num_threads(n: int | None) -> None:
+    """Set the default thread count of every qgemv kernel (None: back to automatic)."""
+    global _fixed
+    _fixed = None if n is None else _check(n, "n_threads")
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on: affinity mask, then the cgroup v2 CPU quota."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            n = min(n, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, n)
+
+
+def get_num_threads() -> int:
+    """The thread count a kernel call uses when ``n_threads`` is None."""
+    if _fixed is not None:
+        return _fixed
+    _, omp_max = _kernels.openmp()
+    return max(1, min(omp_max, available_cpus()))
+
+
+def resolve(n_threads: int | None, work_bytes: int, rows: int) -> int:
+    """The thread count for one call: explicit or default, as an upper bound; small
+    problems run serially, since waking a thread team costs more than they take."""
+    n = get_num_threads() if n_threads is None else _check(n_threads, "n_threads")
+    if work_bytes < SERIAL_BELOW_BYTES or rows < SERIAL_BELOW_ROWS:
+        return 1
+    return n

@@ -1,0 +1,272 @@
+"""QMatrix: an immutable 2-D block-quantized matrix over any buffer, without a copy."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _dispatch, _formats, _kernels, _threads
+from ._formats import DEQUANTIZE, MATMUL, Format
+
+_FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+
+
+# alignof(block_<name>): where a buffer of that format may start (from the C structs)
+_BLOCK_ALIGN = {i: row[4] for i, row in _kernels.table_info("baseline").items()}
+
+
+class QMatrix:
+    """A ``(rows, cols)`` matrix of ggml blocks, read in place from any buffer.
+
+    Parameters
+    ----------
+    data : buffer
+        bytes, bytearray, memoryview, mmap, or a C-contiguous numpy array; read-only buffers
+        work and no copy is made.  Must hold at least ``rows * row_nbytes`` bytes (extra
+        bytes after them are ignored).
+    qtype : str or int
+        A ggml type name (``"q4_0"``, case-insensitive) or type id.
+    shape : (int, int)
+        ``(rows, cols)``; ``cols`` must be a multiple of the format's block size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qgemv import QMatrix
+    >>> w = np.arange(8, dtype=np.float32).reshape(2, 4)
+    >>> m = QMatrix(w.astype(np.float16).tobytes(), "f16", (2, 4))
+    >>> m.shape, m.qtype, m.nbytes
+    ((2, 4), 'f16', 16)
+    >>> m @ np.ones(4, dtype=np.float32)
+    array([ 6., 22.], dtype=float32)
+    >>> m.dequantize_rows([1])
+    array([[4., 5., 6., 7.]], dtype=float32)
+    """
+
+    __slots__ = ("_data", "_fmt", "_shape", "_row_nbytes", "__weakref__")
+
+    def __init__(self, data, qtype, shape):
+        fmt = _formats.lookup(qtype)
+        rows, cols = _check_shape(shape, fmt)
+        row_nbytes = fmt.row_nbytes(cols)
+        arr = _as_bytes(data, fmt)
+        need = rows * row_nbytes
+        if arr.size < need:
+            raise ValueError(f"{fmt.name} matrix {rows}x{cols} needs {need} bytes "
+                             f"({rows} rows of {row_nbytes}), the buffer holds {arr.size}")
+        arr = arr[:need]
+        if need and arr.ctypes.data % _BLOCK_ALIGN[fmt.id]:
+            raise ValueError(f"{fmt.name} blocks must start at a multiple of {_BLOCK_ALIGN[fmt.id]} "
+                             f"bytes; this buffer starts at address {arr.ctypes.data:#x} "
+                             f"(copy it, e.g. np.array(buffer), to align it)")
+        arr.flags.writeable = False
+        self._data = arr
+        self._fmt = fmt
+        self._shape = (rows, cols)
+        self._row_nbytes = row_nbytes
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, cols)."""
+        return self._shape
+
+    @property
+    def qtype(self) -> str:
+        """The ggml type name, e.g. ``"q4_K"``."""
+        return self._fmt.name
+
+    @property
+    def format(self) -> Format:
+        """The format's row of the table (``qgemv.formats()``)."""
+        return self._fmt
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of block data: rows * row_nbytes."""
+        return self._data.size
+
+    @property
+    def row_nbytes(self) -> int:
+        """Bytes per row: cols / block_size * bytes per block."""
+        return self._row_nbytes
+
+    @property
+    def bits_per_weight(self) -> float:
+        return self._fmt.bits_per_weight
+
+    @property
+    def data(self) -> np.ndarray:
+        """The raw blocks as a read-only uint8 array over the original buffer (no copy)."""
+        return self._data
+
+    def __repr__(self) -> str:
+        return f"QMatrix(shape={self._shape}, qtype={self.qtype!r}, nbytes={self.nbytes})"
+
+    def __len__(self) -> int:
+        return self._shape[0]
+
+    # ------------------------------------------------------------------ dequantize
+    def dequantize(self, out: np.ndarray | None = None, n_threads: int | None = None) -> np.ndarray:
+        """The matrix as float32, bit-identical to ggml's ``to_float``.
+
+        Parameters
+        ----------
+        out : ndarray, optional
+            float32, C-contiguous, shape ``(rows, cols)``; written and returned.
+        n_threads : int, optional
+            Threads to use (default: ``qgemv.get_num_threads()``).
+        """
+        self._require(DEQUANTIZE)
+        rows, cols = self._shape
+        out = _check_out(out, (rows, cols), self.qtype)
+        if out.size:
+            n = _threads.resolve(n_threads, self.nbytes, rows)
+            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n)
+        return out
+
+    def dequantize_rows(self, ids, out: np.ndarray | None = None, n_threads: int | None = None) -> np.ndarray:
+        """Rows ``ids`` as float32 ``(len(ids), cols)``; only those rows are read (embeddings).
+
+        Negative ids count from the end, as in numpy; an id out of range is an IndexError.
+        """
+        self._require(DEQUANTIZE)
+        rows, cols = self._shape
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or not (np.issubdtype(ids.dtype, np.integer) or ids.size == 0):
+            raise TypeError(f"ids must be a 1-D sequence of ints, got shape {ids.shape} dtype {ids.dtype}")
+        ids = ids.astype(np.int64)
+        bad = (ids < -rows) | (ids >= rows)
+        if bad.any():
+            raise IndexError(f"row id {int(ids[bad][0])} is out of range for {rows} rows")
+        ids = np.where(ids < 0, ids + rows, ids)
+        out = _check_out(out, (ids.size, cols), self.qtype)
+        if out.size:
+            n = _threads.resolve(n_threads, ids.size * self._row_nbytes, ids.size)
+            _kernels.dequantize_rows(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes,
+                                     ids, out, n)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a QMatrix cannot be viewed as a float array without dequantizing (a copy)")
+        a = self.dequantize()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    # ------------------------------------------------------------------ products
+    def __matmul__(self, x):
+        return self.matmul(x)
+
+    def matmul(self, x, act: str | None = None, n_threads: int | None = None,
+               out: np.ndarray | None = None) -> np.ndarray:
+        """``self @ x`` with numpy's matmul shapes: x ``(cols,)`` -> ``(rows,)``, ``(cols, n)`` -> ``(rows, n)``.
+
+        Parameters
+        ----------
+        x : array_like of float16, float32 or float64
+            Computed in float32.
+        act : str, optional
+            The format ``x`` is rounded to before the integer dot products: by default the
+            format's own (ggml's ``vec_dot_type``: q8_0, q8_1, q8_K, f16 or bf16), so results
+            agree with llama.cpp; ``"f32"`` keeps ``x`` in float32 and equals
+            ``dequantize() @ x`` up to float32 rounding, without materialising the matrix.
+        n_threads : int, optional
+        out : ndarray, optional
+            float32, C-contiguous, of the result's shape.
+        """
+        self._require(MATMUL)
+        rows, cols = self._shape
+        fmt = self._fmt
+        act = fmt.act if act is None else act
+        if act not in (fmt.act, "f32"):
+            raise ValueError(f"{fmt.name}: act must be {fmt.act!r} (ggml's) or 'f32', not {act!r}")
+        xt, vector = _check_x(x, cols, fmt.name)
+        batch = xt.shape[0]
+        out_shape = (rows,) if vector else (rows, batch)
+        out = _check_out(out, out_shape, fmt.name)
+        if out.size == 0:
+            return out
+        if cols == 0:
+            out[...] = 0
+            return out
+        out2 = out.reshape(rows, batch)
+        n = _threads.resolve(n_threads, self.nbytes, rows)
+        isa = _dispatch.isa
+        if act == "f32" and fmt.act != "f32":
+            scratch = np.empty((n, cols), dtype=np.float32)
+            _kernels.matmul_f32(isa, fmt.id, self._data, self._row_nbytes, xt, out2, scratch, n)
+        else:
+            afmt = _formats.BY_NAME[act.lower()]
+            if not np.isfinite(xt).all():
+                raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
+                                 f"represent; use act='f32'")
+            xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
+            _kernels.quantize_activations(isa, afmt.id, xt, xq)
+            _kernels.matmul_act(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
+        return out
+
+    def _require(self, op: str) -> None:
+        if op not in self._fmt.ops:
+            what = "dequantize" if op == DEQUANTIZE else "multiply"
+            raise NotImplementedError(f"qgemv cannot {what} {self._fmt.name} matrices yet")
+
+
+# ---------------------------------------------------------------------- validation
+def _check_shape(shape, fmt: Format) -> tuple[int, int]:
+    try:
+        rows, cols = (_index(v) for v in shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"shape must be a pair of ints (rows, cols), got {shape!r}") from None
+    if rows < 0 or cols < 0:
+        raise ValueError(f"{fmt.name}: shape {shape!r} has a negative dimension")
+    if cols % fmt.block_size:
+        raise ValueError(f"{fmt.name}: cols {cols} is not a multiple of the block size {fmt.block_size}")
+    return rows, cols
+
+
+def _index(v) -> int:
+    if isinstance(v, bool):
+        raise TypeError("bool is not a dimension")
+    return operator.index(v)
+
+
+def _as_bytes(data, fmt: Format) -> np.ndarray:
+    """The buffer as a flat uint8 array, without copying."""
+    if isinstance(data, np.ndarray):
+        if not data.flags.c_contiguous:
+            raise ValueError(f"{fmt.name}: the data array must be C-contiguous")
+        return data.reshape(-1).view(np.uint8)
+    try:
+        return np.frombuffer(data, dtype=np.uint8)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{fmt.name}: data must be a contiguous buffer (bytes, mmap, numpy array): {e}") from None
+
+
+def _check_x(x, cols: int, name: str) -> tuple[np.ndarray, bool]:
+    """x as a C-contiguous float32 (batch, cols) array, and whether it was a vector."""
+    x = np.asarray(x)
+    if x.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"{name}: x must be float16, float32 or float64, not {x.dtype}")
+    if x.ndim == 1:
+        if x.shape[0] != cols:
+            raise ValueError(f"{name}: x has {x.shape[0]} values, the matrix has {cols} columns")
+        return np.ascontiguousarray(x, dtype=np.float32).reshape(1, cols), True
+    if x.ndim == 2:
+        if x.shape[0] != cols:
+            raise ValueError(f"{name}: x has shape {x.shape}, expected ({cols}, n)")
+        return np.ascontiguousarray(x.T, dtype=np.float32), False
+    raise ValueError(f"{name}: x must be 1-D (cols,) or 2-D (cols, n), got {x.ndim}-D")
+
+
+def _check_out(out, shape: tuple, name: str) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype=np.float32)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name}: out must be a numpy array, not {type(out).__name__}")
+    if out.dtype != np.float32:
+        raise TypeError(f"{name}: out must be float32, not {out.dtype}")
+    if out.shape != shape:
+        raise ValueError(f"{name}: out has shape {out.shape}, expected {shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"{name}: out must be C-contiguous and writeable")
+    return out

@@ -1,0 +1,58 @@
+/* Activation quantizers: a float32 vector -> the format a weight format multiplies against.
+ *
+ * Portable C only, so every ISA variant produces the same activation bits (the compiler
+ * vectorizes these loops).  The arithmetic is that of ggml's x86 quantize_row_q8_0 / _q8_1:
+ * id = 127 / amax, q = round-to-nearest-even(x id), d = amax / 127 stored as f16.
+ */
+
+static inline float qgemv_absmax(const float *x, int n) {
+    float amax = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float a = fabsf(x[j]);
+        amax = a > amax ? a : amax;
+    }
+    return amax;
+}
+
+/* q = round(x 127 / amax) per 32 values, d = amax / 127 */
+static void quantize_row_q8_0(const float *restrict x, void *restrict dst, int64_t n) {
+    block_q8_0 *y = (block_q8_0 *)dst;
+    for (int64_t ib = 0; ib < n / QK8_0; ib++, x += QK8_0) {
+        const float amax = qgemv_absmax(x, QK8_0);
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        y[ib].d = qgemv_fp32_to_fp16(amax / 127.0f);
+        for (int j = 0; j < QK8_0; j++) y[ib].qs[j] = (int8_t)qgemv_round_even(x[j] * id);
+    }
+}
+
+/* as q8_0, plus s = d sum(q) for the minimum term of q4_1 / q5_1 */
+static void quantize_row_q8_1(const float *restrict x, void *restrict dst, int64_t n) {
+    block_q8_1 *y = (block_q8_1 *)dst;
+    for (int64_t ib = 0; ib < n / QK8_1; ib++, x += QK8_1) {
+        const float amax = qgemv_absmax(x, QK8_1);
+        const float d = amax / 127.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        int32_t sum = 0;
+        for (int j = 0; j < QK8_1; j++) {
+            const int8_t q = (int8_t)qgemv_round_even(x[j] * id);
+            y[ib].qs[j] = q;
+            sum += q;
+        }
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        y[ib].s = qgemv_fp32_to_fp16(d * (float)sum);
+    }
+}
+
+static void quantize_row_f32(const float *restrict x, void *restrict dst, int64_t n) {
+    memcpy(dst, x, (size_t)n * sizeof(float));
+}
+
+static void quantize_row_f16(const float *restrict x, void *restrict dst, int64_t n) {
+    uint16_t *y = (uint16_t *)dst;
+    for (int64_t i = 0; i < n; i++) y[i] = qgemv_fp32_to_fp16(x[i]);
+}
+
+static void quantize_row_bf16(const float *restrict x, void *restrict dst, int64_t n) {
+    uint16_t *y = (uint16_t *)dst;
+    for (int64_t i = 0; i < n; i++) y[i] = qgemv_fp32_to_bf16(x[i]);
+}

@@ -1,0 +1,222 @@
+/* The 32-value block formats: q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4 (and q8_1).
+ *
+ * Each format is written once as
+ *   scale_<name>(b) [, min_<name>(b)]   its float scale (and minimum),
+ *   unpack_<name>_ref(b, q)             its 32 integer levels, portable C,
+ *   unpack_<name>(b)                    the same 32 levels as one __m256i (AVX2 and up),
+ * so that x[j] = scale * q[j] (+ min).  The row loops around them are written once, below:
+ * dequant_row_<name>, and vec_dot_<name>_q8_0 (symmetric formats: sum d_x d_y sum_j q_j a_j)
+ * or vec_dot_<name>_q8_1 (formats with a minimum: d_x d_y sum_j q_j a_j + m_x s_y).
+ */
+
+/* ---------------------------------------------------------------- q4_0: x = d (q - 8) */
+static inline float scale_q4_0(const block_q4_0 *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline void unpack_q4_0_ref(const block_q4_0 *b, int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)((b->qs[j] & 0x0f) - 8);
+        q[j + 16] = (int8_t)((b->qs[j] >> 4) - 8);
+    }
+}
+
+/* ---------------------------------------------------------------- q4_1: x = d q + m */
+static inline float scale_q4_1(const block_q4_1 *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q4_1(const block_q4_1 *b) { return qgemv_fp16_to_fp32(b->m); }
+static inline void unpack_q4_1_ref(const block_q4_1 *b, int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)(b->qs[j] & 0x0f);
+        q[j + 16] = (int8_t)(b->qs[j] >> 4);
+    }
+}
+
+/* ---------------------------------------------------------------- q5_0: x = d (q - 16) */
+static inline uint32_t qgemv_load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline float scale_q5_0(const block_q5_0 *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline void unpack_q5_0_ref(const block_q5_0 *b, int8_t q[32]) {
+    const uint32_t qh = qgemv_load_u32(b->qh);   /* bit j: 5th bit of value j */
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)(((b->qs[j] & 0x0f) | ((qh >> j) << 4 & 0x10)) - 16);
+        q[j + 16] = (int8_t)(((b->qs[j] >> 4) | ((qh >> (j + 12)) & 0x10)) - 16);
+    }
+}
+
+/* ---------------------------------------------------------------- q5_1: x = d q + m */
+static inline float scale_q5_1(const block_q5_1 *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q5_1(const block_q5_1 *b) { return qgemv_fp16_to_fp32(b->m); }
+static inline void unpack_q5_1_ref(const block_q5_1 *b, int8_t q[32]) {
+    const uint32_t qh = qgemv_load_u32(b->qh);
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)((b->qs[j] & 0x0f) | ((qh >> j) << 4 & 0x10));
+        q[j + 16] = (int8_t)((b->qs[j] >> 4) | ((qh >> (j + 12)) & 0x10));
+    }
+}
+
+/* ---------------------------------------------------------------- q8_0: x = d q */
+static inline float scale_q8_0(const block_q8_0 *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline void unpack_q8_0_ref(const block_q8_0 *b, int8_t q[32]) { memcpy(q, b->qs, 32); }
+
+/* ---------------------------------------------------------------- q8_1: x = d q (s unused) */
+static inline float scale_q8_1(const block_q8_1 *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline void unpack_q8_1_ref(const block_q8_1 *b, int8_t q[32]) { memcpy(q, b->qs, 32); }
+
+/* ---------------------------------------------------------------- iq4_nl: x = d kvalues_iq4nl[q] */
+static inline float scale_iq4_nl(const block_iq4_nl *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline void unpack_iq4_nl_ref(const block_iq4_nl *b, int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = kvalues_iq4nl[b->qs[j] & 0x0f];
+        q[j + 16] = kvalues_iq4nl[b->qs[j] >> 4];
+    }
+}
+
+/* ---------------------------------------------------------------- mxfp4: x = 2^(e-128) kvalues_mxfp4[q] */
+static inline float scale_mxfp4(const block_mxfp4 *b) { return qgemv_e8m0_to_fp32_half(b->e); }
+static inline void unpack_mxfp4_ref(const block_mxfp4 *b, int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = kvalues_mxfp4[b->qs[j] & 0x0f];
+        q[j + 16] = kvalues_mxfp4[b->qs[j] >> 4];
+    }
+}
+
+#if defined(QGEMV_AVX2)
+/* the same levels, 32 lanes at a time */
+static inline __m256i unpack_q4_0(const block_q4_0 *b) {
+    return _mm256_sub_epi8(qgemv_nibbles_32(b->qs), _mm256_set1_epi8(8));
+}
+static inline __m256i unpack_q4_1(const block_q4_1 *b) { return qgemv_nibbles_32(b->qs); }
+static inline __m256i unpack_q5_0(const block_q5_0 *b) {
+    /* q | 0xf0 where the 5th bit is clear: (q + 16 h - 16) in two's complement */
+    const __m256i hi = _mm256_andnot_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8((char)0xf0));
+    return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
+}
+static inline __m256i unpack_q5_1(const block_q5_1 *b) {
+    const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
+}
+static inline __m256i unpack_q8_0(const block_q8_0 *b) { return _mm256_loadu_si256((const __m256i *)b->qs); }
+static inline __m256i unpack_q8_1(const block_q8_1 *b) { return _mm256_loadu_si256((const __m256i *)b->qs); }
+static inline __m256i qgemv_lookup16(const int8_t table[16], __m256i idx) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)table);
+    return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), idx);
+}
+static inline __m256i unpack_iq4_nl(const block_iq4_nl *b) {
+    return qgemv_lookup16(kvalues_iq4nl, qgemv_nibbles_32(b->qs));
+}
+static inline __m256i unpack_mxfp4(const block_mxfp4 *b) {
+    return qgemv_lookup16(kvalues_mxfp4, qgemv_nibbles_32(b->qs));
+}
+#endif
+
+/* ---------------------------------------------------------------- the loops, once */
+
+#if defined(QGEMV_AVX2)
+/* 32 int8 levels times d (plus m): exact int -> float, then one rounding, as the portable path */
+static inline void qgemv_store_levels_32(__m256i q, float d, float m, int has_min, float *y) {
+    const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
+    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+    const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+    for (int k = 0; k < 4; k++) {
+        const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[k])), vd);
+        _mm256_storeu_ps(y + 8 * k, has_min ? _mm256_add_ps(v, vm) : v);
+    }
+}
+#define QGEMV_DEQUANT_BLOCK_32(name, b, d, m, has_min, y) qgemv_store_levels_32(unpack_##name(b), d, m, has_min, y)
+#else
+#define QGEMV_DEQUANT_BLOCK_32(name, b, d, m, has_min, y)                                  \
+    do {                                                                                   \
+        int8_t q_[32];                                                                     \
+        unpack_##name##_ref(b, q_);                                                        \
+        for (int j_ = 0; j_ < 32; j_++) (y)[j_] = (has_min) ? (float)q_[j_] * (d) + (m) : (float)q_[j_] * (d); \
+    } while (0)
+#endif
+
+/* x[j] = d q[j] (+ m): one rounding for the product, one for the sum, as ggml */
+#define QGEMV_DEFINE_DEQUANT_ROW_32(name, min_of, has_min)                                 \
+    static void dequant_row_##name(const void *restrict src, float *restrict dst, int64_t n) { \
+        const block_##name *x = (const block_##name *)src;                                 \
+        for (int64_t ib = 0; ib < n / 32; ib++)                                            \
+            QGEMV_DEQUANT_BLOCK_32(name, &x[ib], scale_##name(&x[ib]), min_of(&x[ib]), has_min, dst + 32 * ib); \
+    }
+static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
+
+/* sum_b d_x d_y sum_j q_j a_j over the row's blocks, against q8_0 activations */
+#if defined(QGEMV_AVX2)
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
+    static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_0 *y = (const block_q8_0 *)a;                                       \
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                     \
+        const int64_t nb = n / 32;                                                         \
+        int64_t ib = 0;                                                                    \
+        for (; ib + 2 <= nb; ib += 2) {                                                    \
+            const __m256 p0 = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
+            const __m256 p1 = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib + 1]), unpack_q8_0(&y[ib + 1])); \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p0, acc0); \
+            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib + 1]) * scale_q8_0(&y[ib + 1])), p1, acc1); \
+        }                                                                                  \
+        for (; ib < nb; ib++) {                                                            \
+            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
+            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p, acc0); \
+        }                                                                                  \
+        return qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));                                \
+    }
+/* sum_b (d_x d_y sum_j q_j a_j + m_x s_y), against q8_1 activations */
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
+    static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_1 *y = (const block_q8_1 *)a;                                       \
+        __m256 acc = _mm256_setzero_ps();                                                  \
+        float summ = 0.0f;                                                                 \
+        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
+            const __m256 p = qgemv_dot_u8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_1(&y[ib])); \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_1(&y[ib])), p, acc); \
+            summ += min_##name(&x[ib]) * qgemv_fp16_to_fp32(y[ib].s);                      \
+        }                                                                                  \
+        return qgemv_hsum_f32x8(acc) + summ;                                               \
+    }
+#else
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
+    static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_0 *y = (const block_q8_0 *)a;                                       \
+        float sum = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
+            int8_t q[32];                                                                  \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            int32_t s = 0;                                                                 \
+            for (int j = 0; j < 32; j++) s += q[j] * y[ib].qs[j];                          \
+            sum += (float)s * (scale_##name(&x[ib]) * scale_q8_0(&y[ib]));                 \
+        }                                                                                  \
+        return sum;                                                                        \
+    }
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
+    static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_1 *y = (const block_q8_1 *)a;                                       \
+        float sum = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
+            int8_t q[32];                                                                  \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            int32_t s = 0;                                                                 \
+            for (int j = 0; j < 32; j++) s += q[j] * y[ib].qs[j];                          \
+            sum += (float)s * (scale_##name(&x[ib]) * scale_q8_1(&y[ib]))                  \
+                 + min_##name(&x[ib]) * qgemv_fp16_to_fp32(y[ib].s);                       \
+        }                                                                                  \
+        return sum;                                                                        \
+    }
+#endif
+
+QGEMV_DEFINE_DEQUANT_ROW_32(q4_0, qgemv_no_min, 0)
+QGEMV_DEFINE_DEQUANT_ROW_32(q4_1, min_q4_1, 1)
+QGEMV_DEFINE_DEQUANT_ROW_32(q5_0, qgemv_no_min, 0)
+QGEMV_DEFINE_DEQUANT_ROW_32(q5_1, min_q5_1, 1)
+QGEMV_DEFINE_DEQUANT_ROW_32(q8_0, qgemv_no_min, 0)
+QGEMV_DEFINE_DEQUANT_ROW_32(q8_1, qgemv_no_min, 0)
+QGEMV_DEFINE_DEQUANT_ROW_32(iq4_nl, qgemv_no_min, 0)
+QGEMV_DEFINE_DEQUANT_ROW_32(mxfp4, qgemv_no_min, 0)
+
+QGEMV_DEFINE_VEC_DOT_32_Q8_0(q4_0)
+QGEMV_DEFINE_VEC_DOT_32_Q8_0(q5_0)
+QGEMV_DEFINE_VEC_DOT_32_Q8_0(q8_0)
+QGEMV_DEFINE_VEC_DOT_32_Q8_0(iq4_nl)
+QGEMV_DEFINE_VEC_DOT_32_Q8_0(mxfp4)
+QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
+QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)

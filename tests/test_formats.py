@@ -1,0 +1,80 @@
+"""The format table agrees with ggml's, with the C structs and with the compiled kernels."""
+from __future__ import annotations
+
+import pytest
+
+import qgemv
+from qgemv import _dispatch, _formats, _kernels
+
+# ../shared/FORMATS.md (ggml 0.25.3): id -> (name, block size, bytes per block)
+GGML_TYPES = {
+    0: ("f32", 1, 4), 1: ("f16", 1, 2), 2: ("q4_0", 32, 18), 3: ("q4_1", 32, 20),
+    6: ("q5_0", 32, 22), 7: ("q5_1", 32, 24), 8: ("q8_0", 32, 34), 9: ("q8_1", 32, 36),
+    10: ("q2_K", 256, 84), 11: ("q3_K", 256, 110), 12: ("q4_K", 256, 144), 13: ("q5_K", 256, 176),
+    14: ("q6_K", 256, 210), 15: ("q8_K", 256, 292), 16: ("iq2_xxs", 256, 66), 17: ("iq2_xs", 256, 74),
+    18: ("iq3_xxs", 256, 98), 19: ("iq1_s", 256, 50), 20: ("iq4_nl", 32, 18), 21: ("iq3_s", 256, 110),
+    22: ("iq2_s", 256, 82), 23: ("iq4_xs", 256, 136), 24: ("i8", 1, 1), 25: ("i16", 1, 2),
+    26: ("i32", 1, 4), 27: ("i64", 1, 8), 28: ("f64", 1, 8), 29: ("iq1_m", 256, 56),
+    30: ("bf16", 1, 2), 34: ("tq1_0", 256, 54), 35: ("tq2_0", 256, 66), 39: ("mxfp4", 32, 17),
+    40: ("nvfp4", 64, 36), 41: ("q1_0", 128, 18), 42: ("q2_0", 64, 18),
+}
+
+
+def test_table_is_ggmls():
+    assert {f.id: (f.name, f.block_size, f.type_size) for f in _formats.FORMATS} == GGML_TYPES
+    assert set(_formats.RETIRED_IDS).isdisjoint(_formats.BY_ID)
+    assert max(_formats.BY_ID) < _formats.N_TYPES == _kernels.N_TYPES
+
+
+@pytest.mark.parametrize("isa", _dispatch.COMPILED)
+def test_kernel_table_matches_format_table(isa):
+    """Every compiled variant implements exactly the ops the table lists, with ggml's sizes."""
+    info = _kernels.table_info(isa)
+    for f in _formats.FORMATS:
+        dequant, matmul, activation, nbytes, align = info[f.id]
+        assert nbytes == f.type_size, f.name
+        assert (_formats.DEQUANTIZE in f.ops) == dequant, f.name
+        assert (_formats.MATMUL in f.ops) == matmul, f.name
+        assert (_formats.ACTIVATION in f.ops) == activation, f.name
+        assert align in (1, 2, 4, 8) and f.type_size % align == 0, f.name
+    for i in _formats.RETIRED_IDS:
+        assert info[i] == (False, False, False, 0, 0)
+
+
+def test_every_product_has_an_activation_format():
+    for f in qgemv.formats("matmul"):
+        assert _formats.ACTIVATION in _formats.BY_NAME[f.act.lower()].ops, f.name
+
+
+@pytest.mark.parametrize("qtype, name", [("Q4_0", "q4_0"), ("q4_k", "q4_K"), (12, "q4_K"), ("IQ2_XXS", "iq2_xxs")])
+def test_lookup_by_name_or_id(qtype, name):
+    assert _formats.lookup(qtype).name == name
+
+
+@pytest.mark.parametrize("qtype, error", [("q4_2", ValueError), (4, ValueError), (99, ValueError),
+                                           (-1, ValueError), (2.0, TypeError), (True, TypeError)])
+def test_lookup_refuses(qtype, error):
+    with pytest.raises(error):
+        _formats.lookup(qtype)
+
+
+def test_bits_per_weight():
+    assert _formats.lookup("q4_0").bits_per_weight == 4.5
+    assert _formats.lookup("q6_K").bits_per_weight == 6.5625
+
+
+def test_show_config_names_the_variant(capsys):
+    config = qgemv.show_config()
+    assert config["isa"] == _dispatch.isa
+    assert _dispatch.isa in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("env", ["avx9000", "AVX2x"])
+def test_isa_override_refuses_unknown(env):
+    with pytest.raises(RuntimeError, match="QGEMV_ISA"):
+        _dispatch.choose(env)
+
+
+def test_isa_override_picks_each_runnable():
+    for isa in _dispatch.runnable():
+        assert _dispatch.choose(isa.upper()) == isa
