@@ -90,7 +90,7 @@ FORMATS: tuple[Format, ...] = (
     _f(12, "q4_K", QK_K, 2 + 2 + 12 + QK_K // 2, "q8_K", "quant", _NONE),
     _f(13, "q5_K", QK_K, 2 + 2 + 12 + QK_K // 8 + QK_K // 2, "q8_K", "quant", _NONE),
     _f(14, "q6_K", QK_K, QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, "q8_K", "quant", _NONE),
-    _f(15, "q8_K", QK_K, 4 + QK_K + QK_K // 16 * 2, None, "activation", _NONE, gguf_py=False),
+    _f(15, "q8_K", QK_K, 4 + QK_K + QK_K // 16 * 2, None, "activation", {_D, _A}, gguf_py=False),
     _f(16, "iq2_xxs", QK_K, 2 + QK_K // 8 * 2, "q8_K", "quant", _NONE, needs_imatrix=True),
     _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _NONE, needs_imatrix=True),
     _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _NONE),

@@ -56,3 +56,39 @@ static void quantize_row_bf16(const float *restrict x, void *restrict dst, int64
     uint16_t *y = (uint16_t *)dst;
     for (int64_t i = 0; i < n; i++) y[i] = qgemv_fp32_to_bf16(x[i]);
 }
+
+/* q8_K, the activations of the 256-value formats (ggml's quantize_row_q8_K_ref):
+ * iscale = -127 / x_max, where x_max is the value of largest magnitude (with its sign),
+ * q = min(127, round(iscale x)), d = 1 / iscale, bsums = sums of each 16 quants */
+static void quantize_row_q8_K(const float *restrict x, void *restrict dst, int64_t n) {
+    block_q8_K *y = (block_q8_K *)dst;
+    for (int64_t ib = 0; ib < n / QK_K; ib++, x += QK_K) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < QK_K; j++) {
+            const float ax = fabsf(x[j]);
+            if (ax > amax) { amax = ax; max = x[j]; }
+        }
+        if (amax == 0.0f) {
+            memset(&y[ib], 0, sizeof(block_q8_K));
+            continue;
+        }
+        const float iscale = -127.0f / max;
+        for (int j = 0; j < QK_K; j++) {
+            const float v = qgemv_round_even(iscale * x[j]);
+            y[ib].qs[j] = (int8_t)(v < 127.0f ? v : 127.0f);
+        }
+        for (int j = 0; j < QK_K / 16; j++) {
+            int sum = 0;
+            for (int k = 0; k < 16; k++) sum += y[ib].qs[16 * j + k];
+            y[ib].bsums[j] = (int16_t)sum;
+        }
+        y[ib].d = 1.0f / iscale;
+    }
+}
+
+/* q8_K as a matrix (x = d q, an f32 scale): dequantize only, for tests and inspection */
+static void dequant_row_q8_K(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_q8_K *x = (const block_q8_K *)src;
+    for (int64_t ib = 0; ib < n / QK_K; ib++)
+        for (int j = 0; j < QK_K; j++) dst[QK_K * ib + j] = (float)x[ib].qs[j] * x[ib].d;
+}
