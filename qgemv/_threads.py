@@ -6,6 +6,7 @@ capped by the CPUs this process may use (affinity mask and cgroup quota), unless
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -32,8 +33,9 @@ def set_num_threads(n: int | None) -> None:
     _fixed = None if n is None else _check(n, "n_threads")
 
 
+@functools.lru_cache(maxsize=None)
 def available_cpus() -> int:
-    """CPUs this process may run on: affinity mask, then the cgroup v2 CPU quota."""
+    """CPUs this process may run on: affinity mask, then the cgroup v2 CPU quota (read once)."""
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
