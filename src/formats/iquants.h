@@ -157,11 +157,48 @@ static inline void iq_store_levels_32(__m256i q, float d0, float d1, float *y) {
     _mm256_storeu_ps(y + 24, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), vd1));
 }
 
-/* sum_j |q_j| (a_j with q_j's sign), times 2 s + 1 per 16 values, as 8 int32 lanes */
-static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, const int s[2]) {
+/* the block's 16 scales 2 s + 1 as int16: lane 0 holds sub-block k's first half at k, lane 1 its
+ * second half at k, so one pshufb per sub-block spreads them (iq_scales_of_sub) */
+static inline __m256i iq_scales16_per32(const uint8_t s[8]) {   /* one s per 32 values */
+    const __m128i v = _mm_loadl_epi64((const __m128i *)s);
+    const __m128i ls = _mm_add_epi8(_mm_add_epi8(v, v), _mm_set1_epi8(1));
+    return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(ls));
+}
+static inline __m256i iq_scales16_per16(const uint8_t scales[8]) { /* low nibble: 1st half, high: 2nd */
+    const __m128i v = _mm_loadl_epi64((const __m128i *)scales);
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    const __m128i s = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
+    return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(s, s), _mm_set1_epi8(1)));
+}
+static inline __m256i scales16_iq2_xxs(const block_iq2_xxs *b) {
+    uint8_t s[8];
+    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + 4 * k + 2) >> 28);
+    return iq_scales16_per32(s);
+}
+static inline __m256i scales16_iq2_xs(const block_iq2_xs *b) { return iq_scales16_per16(b->scales); }
+static inline __m256i scales16_iq2_s(const block_iq2_s *b) { return iq_scales16_per16(b->scales); }
+static inline __m256i scales16_iq3_xxs(const block_iq3_xxs *b) {
+    uint8_t s[8];
+    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + QK_K / 4 + 4 * k) >> 28);
+    return iq_scales16_per32(s);
+}
+static inline __m256i scales16_iq3_s(const block_iq3_s *b) {
+    uint8_t s[8];
+    for (int k = 0; k < 4; k++) {
+        s[2 * k] = b->scales[k] & 0x0f;
+        s[2 * k + 1] = b->scales[k] >> 4;
+    }
+    return iq_scales16_per32(s);
+}
+/* sub-block k's scales: element k of each lane, in all 8 int16 of that lane */
+static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
+    return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
+}
+
+/* sum_j |q_j| (a_j with q_j's sign), times the scale of each 16 values, as 8 int32 lanes */
+static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, __m256i ls) {
     const __m256i signs = _mm256_or_si256(neg, _mm256_set1_epi8(1));       /* -1 or +1 */
     const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
-    const __m256i ls = _mm256_set_m128i(_mm_set1_epi16((short)(2 * s[1] + 1)), _mm_set1_epi16((short)(2 * s[0] + 1)));
     /* maddubs cannot saturate: magnitudes <= 62, |a| <= 127 */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
 }
@@ -179,16 +216,14 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, cons
         const block_q8_K *y = (const block_q8_K *)a;                                       \
         __m256 acc = _mm256_setzero_ps();                                                  \
         for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            const __m256i sc = scales16_##name(&x[ib]);                                    \
             __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32 += 2) {                              \
-                int s0[2], s1[2];                                                          \
                 __m256i neg0, neg1;                                                        \
-                sub_scales_##name(&x[ib], ib32, s0);                                       \
-                sub_scales_##name(&x[ib], ib32 + 1, s1);                                   \
                 const __m256i mag0 = grid_##name(&x[ib], ib32, &neg0);                     \
                 const __m256i mag1 = grid_##name(&x[ib], ib32 + 1, &neg1);                 \
-                sum0 = _mm256_add_epi32(sum0, iq_dot_sub(mag0, neg0, y[ib].qs + 32 * ib32, s0)); \
-                sum1 = _mm256_add_epi32(sum1, iq_dot_sub(mag1, neg1, y[ib].qs + 32 * ib32 + 32, s1)); \
+                sum0 = _mm256_add_epi32(sum0, iq_dot_sub(mag0, neg0, y[ib].qs + 32 * ib32, iq_scales_of_sub(sc, ib32))); \
+                sum1 = _mm256_add_epi32(sum1, iq_dot_sub(mag1, neg1, y[ib].qs + 32 * ib32 + 32, iq_scales_of_sub(sc, ib32 + 1))); \
             }                                                                              \
             const float d = qgemv_fp16_to_fp32(x[ib].d) * y[ib].d;                         \
             acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc); \
