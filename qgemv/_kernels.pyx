@@ -20,6 +20,10 @@ from qgemv._kernels cimport (
     QGEMV_N_TYPES, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
     qgemv_cpu_runs, qgemv_have_openmp, qgemv_omp_max_threads,
 )
+from qgemv._kernels cimport (
+    kmask_iq2xs, ksigns_iq2xs, ksigns64, iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid,
+    iq3s_grid, iq1s_grid, kvalues_iq4nl, kvalues_mxfp4,
+)
 
 N_TYPES = QGEMV_N_TYPES
 COMPILED_ISAS = tuple((<bytes>QGEMV_ISAS).decode().split(","))
@@ -109,3 +113,23 @@ def matmul_f32(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
             t.dequant_row[qtype](base + r * row_nbytes, row, cols)
             for j in range(batch):
                 out[r, j] = t.dot_f32(cols, row, &x[j, 0])
+
+
+def grid_table(str name):
+    """The compiled lookup table ``name`` of include/qgemv/grids.h, as a typed memoryview copy."""
+    cdef const void *p
+    cdef Py_ssize_t nbytes
+    if name == "kmask_iq2xs": p, nbytes, fmt = kmask_iq2xs, sizeof(kmask_iq2xs), "B"
+    elif name == "ksigns_iq2xs": p, nbytes, fmt = ksigns_iq2xs, sizeof(ksigns_iq2xs), "B"
+    elif name == "ksigns64": p, nbytes, fmt = ksigns64, sizeof(ksigns64), "Q"
+    elif name == "iq2xxs_grid": p, nbytes, fmt = iq2xxs_grid, sizeof(iq2xxs_grid), "Q"
+    elif name == "iq2xs_grid": p, nbytes, fmt = iq2xs_grid, sizeof(iq2xs_grid), "Q"
+    elif name == "iq2s_grid": p, nbytes, fmt = iq2s_grid, sizeof(iq2s_grid), "Q"
+    elif name == "iq3xxs_grid": p, nbytes, fmt = iq3xxs_grid, sizeof(iq3xxs_grid), "I"
+    elif name == "iq3s_grid": p, nbytes, fmt = iq3s_grid, sizeof(iq3s_grid), "I"
+    elif name == "iq1s_grid": p, nbytes, fmt = iq1s_grid, sizeof(iq1s_grid), "Q"
+    elif name == "kvalues_iq4nl": p, nbytes, fmt = kvalues_iq4nl, sizeof(kvalues_iq4nl), "b"
+    elif name == "kvalues_mxfp4": p, nbytes, fmt = kvalues_mxfp4, sizeof(kvalues_mxfp4), "b"
+    else:
+        raise ValueError(f"no lookup table {name!r} in qgemv/grids.h")
+    return memoryview((<const char *>p)[:nbytes]).cast(fmt)

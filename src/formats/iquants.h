@@ -1,0 +1,289 @@
+/* The grid formats: iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s (256-value blocks, q8_K activations).
+ *
+ * Each 32-value sub-block stores indices into a grid of points (8 magnitudes per point for the
+ * iq2 formats, 4 for the iq3 formats; include/qgemv/grids.h), one sign bit per value and 4-bit
+ * scales s (one per 32 values, or one per 16 for iq2_xs / iq2_s):
+ *   x = db(s) * sign * grid[idx][j]
+ * with db(s) = d (0.5 + s) / 4 (iq2_*), d (0.5 + s) / 2 (iq3_xxs), d (1 + 2 s) (iq3_s): in
+ * every case d (2 s + 1) * factor, factor = 1/8, 1/4, 1.  Signs come either as 7 bits whose
+ * 8th is the parity (ksigns_iq2xs / ksigns64) or as raw bytes.
+ *
+ * Each format is written once as
+ *   sub_scales_<name>(b, ib32, s[2])     the 4-bit scales of the sub-block's two halves,
+ *   levels_<name>_ref(b, ib32, q)        its 32 signed levels, portable C,
+ *   grid_<name>(b, ib32, &neg)           its 32 magnitudes as one __m256i, neg = 0xff where
+ *                                        the value is negative (AVX2 and up),
+ * and the loops around them once, below: dequant_row_<name> (ggml's rounding: y = db * q,
+ * db as ggml computes it; the sign flip is exact) and vec_dot_<name>_q8_K
+ * (d_x d_y factor sum_sub (2 s + 1) sum_j q_j a_j, integer inside a block, like ggml).
+ */
+
+static inline uint64_t iq_load_u64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t iq_load_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* 8 values of a grid point (byte j of the entry is value j) with signs (bit j: value j < 0) */
+static inline void iq_signed_8(uint64_t point, uint8_t signs, int8_t q[8]) {
+    for (int j = 0; j < 8; j++) {
+        const int v = (int)((point >> (8 * j)) & 0xff);
+        q[j] = (int8_t)((signs >> j) & 1 ? -v : v);
+    }
+}
+
+/* ---------------------------------------------------------------- iq2_xxs
+ * per 32 values: 4 grid bytes (iq2xxs_grid), then 4 x 7 sign bits and s in the top 4 bits */
+static inline void sub_scales_iq2_xxs(const block_iq2_xxs *b, int ib32, int s[2]) {
+    s[0] = s[1] = (int)(iq_load_u32(b->qs + 4 * ib32 + 2) >> 28);
+}
+static inline float db_iq2_xxs(float d, int s) { return d * (0.5f + (float)s) * 0.25f; }
+static inline void levels_iq2_xxs_ref(const block_iq2_xxs *b, int ib32, int8_t q[32]) {
+    const uint32_t idx = iq_load_u32(b->qs + 4 * ib32), sg = iq_load_u32(b->qs + 4 * ib32 + 2);
+    for (int l = 0; l < 4; l++)
+        iq_signed_8(iq2xxs_grid[(idx >> (8 * l)) & 0xff], ksigns_iq2xs[(sg >> (7 * l)) & 127], q + 8 * l);
+}
+
+/* ---------------------------------------------------------------- iq2_xs
+ * per 8 values: uint16 = 9-bit index into iq2xs_grid | 7 sign bits << 9; s per 16 values */
+static inline void sub_scales_iq2_xs(const block_iq2_xs *b, int ib32, int s[2]) {
+    s[0] = b->scales[ib32] & 0x0f;
+    s[1] = b->scales[ib32] >> 4;
+}
+static inline float db_iq2_xs(float d, int s) { return d * (0.5f + (float)s) * 0.25f; }
+static inline void levels_iq2_xs_ref(const block_iq2_xs *b, int ib32, int8_t q[32]) {
+    for (int l = 0; l < 4; l++) {
+        const uint16_t v = b->qs[4 * ib32 + l];
+        iq_signed_8(iq2xs_grid[v & 511], ksigns_iq2xs[v >> 9], q + 8 * l);
+    }
+}
+
+/* ---------------------------------------------------------------- iq2_s
+ * per 8 values: index = qs byte | 2 bits of qh << 8 into iq2s_grid, one raw sign byte
+ * (qs[32 + ...]); s per 16 values */
+static inline void sub_scales_iq2_s(const block_iq2_s *b, int ib32, int s[2]) {
+    s[0] = b->scales[ib32] & 0x0f;
+    s[1] = b->scales[ib32] >> 4;
+}
+static inline float db_iq2_s(float d, int s) { return d * (0.5f + (float)s) * 0.25f; }
+static inline int iq2_s_index(const block_iq2_s *b, int ib32, int l) {
+    return b->qs[4 * ib32 + l] | ((b->qh[ib32] >> (2 * l)) & 3) << 8;
+}
+static inline void levels_iq2_s_ref(const block_iq2_s *b, int ib32, int8_t q[32]) {
+    const uint8_t *signs = b->qs + QK_K / 8;
+    for (int l = 0; l < 4; l++)
+        iq_signed_8(iq2s_grid[iq2_s_index(b, ib32, l)], signs[4 * ib32 + l], q + 8 * l);
+}
+
+/* ---------------------------------------------------------------- iq3_xxs
+ * per 4 values: a byte index into iq3xxs_grid (qs[0..63]); per 32 values a uint32 of
+ * 4 x 7 sign bits and s in the top 4 bits (qs[64..95]) */
+static inline void sub_scales_iq3_xxs(const block_iq3_xxs *b, int ib32, int s[2]) {
+    s[0] = s[1] = (int)(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32) >> 28);
+}
+static inline float db_iq3_xxs(float d, int s) { return d * (0.5f + (float)s) * 0.5f; }
+static inline void levels_iq3_xxs_ref(const block_iq3_xxs *b, int ib32, int8_t q[32]) {
+    const uint8_t *idx = b->qs + 8 * ib32;
+    const uint32_t sg = iq_load_u32(b->qs + QK_K / 4 + 4 * ib32);
+    for (int l = 0; l < 4; l++) {
+        const uint64_t point = iq3xxs_grid[idx[2 * l]] | (uint64_t)iq3xxs_grid[idx[2 * l + 1]] << 32;
+        iq_signed_8(point, ksigns_iq2xs[(sg >> (7 * l)) & 127], q + 8 * l);
+    }
+}
+
+/* ---------------------------------------------------------------- iq3_s
+ * per 4 values: index = qs byte | 1 bit of qh << 8 into iq3s_grid; raw sign bytes; one s per
+ * 32 values (a nibble of scales[ib32 / 2]) */
+static inline void sub_scales_iq3_s(const block_iq3_s *b, int ib32, int s[2]) {
+    s[0] = s[1] = (b->scales[ib32 / 2] >> (4 * (ib32 & 1))) & 0x0f;
+}
+static inline float db_iq3_s(float d, int s) { return d * (float)(1 + 2 * s); }
+static inline int iq3_s_index(const block_iq3_s *b, int ib32, int k) {
+    return b->qs[8 * ib32 + k] | ((b->qh[ib32] >> k) & 1) << 8;
+}
+static inline void levels_iq3_s_ref(const block_iq3_s *b, int ib32, int8_t q[32]) {
+    for (int l = 0; l < 4; l++) {
+        const uint64_t point = iq3s_grid[iq3_s_index(b, ib32, 2 * l)]
+                             | (uint64_t)iq3s_grid[iq3_s_index(b, ib32, 2 * l + 1)] << 32;
+        iq_signed_8(point, b->signs[4 * ib32 + l], q + 8 * l);
+    }
+}
+
+#if defined(QGEMV_AVX2)
+/* the same sub-blocks as 32 magnitudes (u8) and a sign mask (0xff: negative), 32 lanes at a time */
+static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *neg) {
+    const uint32_t idx = iq_load_u32(b->qs + 4 * ib32), sg = iq_load_u32(b->qs + 4 * ib32 + 2);
+    *neg = _mm256_set_epi64x((long long)ksigns64[(sg >> 21) & 127], (long long)ksigns64[(sg >> 14) & 127],
+                             (long long)ksigns64[(sg >> 7) & 127], (long long)ksigns64[sg & 127]);
+    return _mm256_set_epi64x((long long)iq2xxs_grid[idx >> 24], (long long)iq2xxs_grid[(idx >> 16) & 0xff],
+                             (long long)iq2xxs_grid[(idx >> 8) & 0xff], (long long)iq2xxs_grid[idx & 0xff]);
+}
+static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *neg) {
+    const uint64_t v = iq_load_u64(b->qs + 4 * ib32);   /* four uint16 */
+    const uint16_t v0 = (uint16_t)v, v1 = (uint16_t)(v >> 16), v2 = (uint16_t)(v >> 32), v3 = (uint16_t)(v >> 48);
+    *neg = _mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
+                             (long long)ksigns64[v1 >> 9], (long long)ksigns64[v0 >> 9]);
+    return _mm256_set_epi64x((long long)iq2xs_grid[v3 & 511], (long long)iq2xs_grid[v2 & 511],
+                             (long long)iq2xs_grid[v1 & 511], (long long)iq2xs_grid[v0 & 511]);
+}
+static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *neg) {
+    *neg = qgemv_bits_to_bytes_32(b->qs + QK_K / 8 + 4 * ib32);
+    return _mm256_set_epi64x((long long)iq2s_grid[iq2_s_index(b, ib32, 3)], (long long)iq2s_grid[iq2_s_index(b, ib32, 2)],
+                             (long long)iq2s_grid[iq2_s_index(b, ib32, 1)], (long long)iq2s_grid[iq2_s_index(b, ib32, 0)]);
+}
+static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *neg) {
+    const uint8_t *idx = b->qs + 8 * ib32;
+    const uint32_t sg = iq_load_u32(b->qs + QK_K / 4 + 4 * ib32);
+    *neg = _mm256_set_epi64x((long long)ksigns64[(sg >> 21) & 127], (long long)ksigns64[(sg >> 14) & 127],
+                             (long long)ksigns64[(sg >> 7) & 127], (long long)ksigns64[sg & 127]);
+    return _mm256_set_epi32((int)iq3xxs_grid[idx[7]], (int)iq3xxs_grid[idx[6]], (int)iq3xxs_grid[idx[5]],
+                            (int)iq3xxs_grid[idx[4]], (int)iq3xxs_grid[idx[3]], (int)iq3xxs_grid[idx[2]],
+                            (int)iq3xxs_grid[idx[1]], (int)iq3xxs_grid[idx[0]]);
+}
+static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *neg) {
+    *neg = qgemv_bits_to_bytes_32(b->signs + 4 * ib32);
+    const uint8_t *qs = b->qs + 8 * ib32;
+    const unsigned h = b->qh[ib32];
+#define QGEMV_IQ3S_POINT(k) (int)iq3s_grid[qs[k] | ((h >> (k)) & 1) << 8]
+    return _mm256_set_epi32(QGEMV_IQ3S_POINT(7), QGEMV_IQ3S_POINT(6), QGEMV_IQ3S_POINT(5), QGEMV_IQ3S_POINT(4),
+                            QGEMV_IQ3S_POINT(3), QGEMV_IQ3S_POINT(2), QGEMV_IQ3S_POINT(1), QGEMV_IQ3S_POINT(0));
+#undef QGEMV_IQ3S_POINT
+}
+
+/* 32 int8 levels times d0 (values 0-15) and d1 (values 16-31): exact int -> float, one rounding */
+static inline void iq_store_levels_32(__m256i q, float d0, float d1, float *y) {
+    const __m256 vd0 = _mm256_set1_ps(d0), vd1 = _mm256_set1_ps(d1);
+    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+    _mm256_storeu_ps(y + 0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), vd0));
+    _mm256_storeu_ps(y + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), vd0));
+    _mm256_storeu_ps(y + 16, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), vd1));
+    _mm256_storeu_ps(y + 24, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), vd1));
+}
+
+/* the block's 16 scales 2 s + 1 as int16: lane 0 holds sub-block k's first half at k, lane 1 its
+ * second half at k, so one pshufb per sub-block spreads them (iq_scales_of_sub) */
+static inline __m256i iq_scales16_per32(const uint8_t s[8]) {   /* one s per 32 values */
+    const __m128i v = _mm_loadl_epi64((const __m128i *)s);
+    const __m128i ls = _mm_add_epi8(_mm_add_epi8(v, v), _mm_set1_epi8(1));
+    return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(ls));
+}
+static inline __m256i iq_scales16_per16(const uint8_t scales[8]) { /* low nibble: 1st half, high: 2nd */
+    const __m128i v = _mm_loadl_epi64((const __m128i *)scales);
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    const __m128i s = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
+    return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(s, s), _mm_set1_epi8(1)));
+}
+static inline __m256i scales16_iq2_xxs(const block_iq2_xxs *b) {
+    uint8_t s[8];
+    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + 4 * k + 2) >> 28);
+    return iq_scales16_per32(s);
+}
+static inline __m256i scales16_iq2_xs(const block_iq2_xs *b) { return iq_scales16_per16(b->scales); }
+static inline __m256i scales16_iq2_s(const block_iq2_s *b) { return iq_scales16_per16(b->scales); }
+static inline __m256i scales16_iq3_xxs(const block_iq3_xxs *b) {
+    uint8_t s[8];
+    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + QK_K / 4 + 4 * k) >> 28);
+    return iq_scales16_per32(s);
+}
+static inline __m256i scales16_iq3_s(const block_iq3_s *b) {
+    uint8_t s[8];
+    for (int k = 0; k < 4; k++) {
+        s[2 * k] = b->scales[k] & 0x0f;
+        s[2 * k + 1] = b->scales[k] >> 4;
+    }
+    return iq_scales16_per32(s);
+}
+/* sub-block k's scales: element k of each lane, in all 8 int16 of that lane */
+static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
+    return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
+}
+
+/* sum_j |q_j| (a_j with q_j's sign), times the scale of each 16 values, as 8 int32 lanes */
+static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, __m256i ls) {
+    const __m256i signs = _mm256_or_si256(neg, _mm256_set1_epi8(1));       /* -1 or +1 */
+    const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
+    /* maddubs cannot saturate: magnitudes <= 62, |a| <= 127 */
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
+}
+
+#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
+    do {                                                                                   \
+        __m256i neg_;                                                                      \
+        const __m256i mag_ = grid_##name(b, ib32, &neg_);                                  \
+        iq_store_levels_32(_mm256_sub_epi8(_mm256_xor_si256(mag_, neg_), neg_), d0, d1, y); \
+    } while (0)
+
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        __m256 acc = _mm256_setzero_ps();                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            const __m256i sc = scales16_##name(&x[ib]);                                    \
+            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
+            for (int ib32 = 0; ib32 < QK_K / 32; ib32 += 2) {                              \
+                __m256i neg0, neg1;                                                        \
+                const __m256i mag0 = grid_##name(&x[ib], ib32, &neg0);                     \
+                const __m256i mag1 = grid_##name(&x[ib], ib32 + 1, &neg1);                 \
+                sum0 = _mm256_add_epi32(sum0, iq_dot_sub(mag0, neg0, y[ib].qs + 32 * ib32, iq_scales_of_sub(sc, ib32))); \
+                sum1 = _mm256_add_epi32(sum1, iq_dot_sub(mag1, neg1, y[ib].qs + 32 * ib32 + 32, iq_scales_of_sub(sc, ib32 + 1))); \
+            }                                                                              \
+            const float d = qgemv_fp16_to_fp32(x[ib].d) * y[ib].d;                         \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc); \
+        }                                                                                  \
+        return (factor) * qgemv_hsum_f32x8(acc);                                           \
+    }
+#else
+#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
+    do {                                                                                   \
+        int8_t q_[32];                                                                     \
+        levels_##name##_ref(b, ib32, q_);                                                  \
+        for (int j_ = 0; j_ < 16; j_++) (y)[j_] = (d0) * (float)q_[j_];                    \
+        for (int j_ = 16; j_ < 32; j_++) (y)[j_] = (d1) * (float)q_[j_];                   \
+    } while (0)
+
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        float sum = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int32_t bsum = 0;                                                              \
+            for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
+                int8_t q[32];                                                              \
+                int s[2];                                                                  \
+                int32_t half[2] = {0, 0};                                                  \
+                levels_##name##_ref(&x[ib], ib32, q);                                      \
+                sub_scales_##name(&x[ib], ib32, s);                                        \
+                for (int j = 0; j < 32; j++) half[j / 16] += q[j] * y[ib].qs[32 * ib32 + j]; \
+                bsum += half[0] * (2 * s[0] + 1) + half[1] * (2 * s[1] + 1);               \
+            }                                                                              \
+            sum += (qgemv_fp16_to_fp32(x[ib].d) * y[ib].d) * (float)bsum;                  \
+        }                                                                                  \
+        return (factor) * sum;                                                             \
+    }
+#endif
+
+/* y = db(s) q per sub-block, db computed as ggml's dequantize_row_<name> */
+#define QGEMV_DEFINE_DEQUANT_ROW_IQ(name)                                                  \
+    static void dequant_row_##name(const void *restrict src, float *restrict dst, int64_t n) { \
+        const block_##name *x = (const block_##name *)src;                                 \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            const float d = qgemv_fp16_to_fp32(x[ib].d);                                   \
+            for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
+                int s[2];                                                                  \
+                sub_scales_##name(&x[ib], ib32, s);                                        \
+                QGEMV_DEQUANT_SUB_IQ(name, &x[ib], ib32, db_##name(d, s[0]), db_##name(d, s[1]), \
+                                     dst + QK_K * ib + 32 * ib32);                         \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+QGEMV_DEFINE_DEQUANT_ROW_IQ(iq2_xxs)
+QGEMV_DEFINE_DEQUANT_ROW_IQ(iq2_xs)
+QGEMV_DEFINE_DEQUANT_ROW_IQ(iq2_s)
+QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_xxs)
+QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_s)
+
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f)
