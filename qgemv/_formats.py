@@ -106,12 +106,12 @@ FORMATS: tuple[Format, ...] = (
     _f(28, "f64", 1, 8, None, "float", _ELEM),
     _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _NONE),
     _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A}),
-    _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _NONE),
-    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _NONE),
+    _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD),
+    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD),
     _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD),
-    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _NONE),
-    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _NONE, gguf_py=False),
-    _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _NONE, gguf_py=False),
+    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD),
+    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD, gguf_py=False),
+    _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD, gguf_py=False),
 )
 
 RETIRED_IDS = (4, 5, 31, 32, 33, 36, 37, 38)

@@ -26,6 +26,8 @@
 #include "formats/activations.h"
 #include "formats/q32.h"
 #include "formats/iquants.h"
+#include "formats/fp4_bits.h"
+#include "formats/ternary.h"     /* after fp4_bits.h: shares qgemv_f16x4 */
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \

@@ -25,6 +25,11 @@ SCALE_FIELDS: dict[str, list[tuple[int, str]]] = {
     "iq2_s": [(0, "f16")],
     "iq3_xxs": [(0, "f16")],
     "iq3_s": [(0, "f16")],
+    "tq1_0": [(52, "f16")],          # d after qs[48], qh[4]
+    "tq2_0": [(64, "f16")],          # d after qs[64]
+    "nvfp4": [(0, "ue4m3"), (1, "ue4m3"), (2, "ue4m3"), (3, "ue4m3")],
+    "q1_0": [(0, "f16")],
+    "q2_0": [(0, "f16")],
 }
 
 

@@ -1,0 +1,322 @@
+/* Formats whose one block spans several q8_0 activation blocks: nvfp4 (64 values = 2 q8_0
+ * blocks), q1_0 (128 = 4) and q2_0 (64 = 2).
+ *
+ *   nvfp4  x = d_s kvalues_mxfp4[q] / 2 per 16-value sub-block s, d_s unsigned E4M3; sub-block s
+ *          has its 16 nibbles in qs[8 s .. 8 s + 8): low nibbles values 0-7, high nibbles 8-15.
+ *   q1_0   x = b ? d : -d, bit j of the block (LSB first) for value j.
+ *   q2_0   x = (q - 1) d, q the 2-bit field 2 (j mod 4) of byte j / 4 (LSB first).
+ *
+ * The products follow ggml's generic kernels: an integer dot per q8_0 block (per 16-value
+ * sub-block for nvfp4), scaled by that q8_0 block's d times the weight scale.  The AVX2 loops
+ * keep four q8_0 blocks' int16 partial sums in one register (qgemv_sum4_i16) so that the float
+ * work is one convert and one fma per four q8_0 blocks.
+ */
+
+/* ---------------------------------------------------------------- nvfp4 */
+static inline void unpack_nvfp4_ref(const block_nvfp4 *b, int8_t q[QK_NVFP4]) {
+    for (int s = 0; s < 4; s++)
+        for (int j = 0; j < 8; j++) {
+            q[16 * s + j] = kvalues_mxfp4[b->qs[8 * s + j] & 0x0f];
+            q[16 * s + 8 + j] = kvalues_mxfp4[b->qs[8 * s + j] >> 4];
+        }
+}
+
+/* ---------------------------------------------------------------- q1_0 */
+static inline int q1_0_bit(const block_q1_0 *b, int j) { return (b->qs[j >> 3] >> (j & 7)) & 1; }
+
+/* ---------------------------------------------------------------- q2_0 */
+static inline void unpack_q2_0_ref(const block_q2_0 *b, int8_t q[QK2_0]) {
+    for (int j = 0; j < QK2_0; j++) q[j] = (int8_t)(((b->qs[j >> 2] >> (2 * (j & 3))) & 3) - 1);
+}
+
+#if defined(QGEMV_AVX2)
+/* eight unsigned E4M3 bytes (one per int32 lane) -> value / 2, exactly as qgemv_ue4m3_to_fp32_half:
+ * the bits placed under a float exponent biased by 119 give (1 + m/8) 2^(e-8); exponent 0
+ * (subnormal) is read as exponent 1 minus the implicit 2^-7, which is exact; 0x7f is 0. */
+static inline __m256 qgemv_ue4m3x8_to_fp32_half(__m256i u) {
+    const __m256i sub = _mm256_cmpeq_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x78)), _mm256_setzero_si256());
+    const __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(119 << 23), _mm256_and_si256(sub, _mm256_set1_epi32(1 << 23)));
+    const __m256i bits = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7f)), 20), bias);
+    const __m256 v = _mm256_sub_ps(_mm256_castsi256_ps(bits), _mm256_and_ps(_mm256_castsi256_ps(sub), _mm256_set1_ps(0x1p-7f)));
+    return _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(u, _mm256_set1_epi32(0x7f))), v);
+}
+
+/* the 64 levels of an nvfp4 block as [sub-block 0 | sub-block 2] and [1 | 3], 16 per half */
+static inline void levels_nvfp4(const block_nvfp4 *b, __m256i *k02, __m256i *k13) {
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_mxfp4));
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i x = _mm256_loadu_si256((const __m256i *)b->qs);
+    const __m256i lo = _mm256_and_si256(x, m4), hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+    *k02 = _mm256_shuffle_epi8(table, _mm256_unpacklo_epi64(lo, hi));
+    *k13 = _mm256_shuffle_epi8(table, _mm256_unpackhi_epi64(lo, hi));
+}
+
+/* 32 bits (4 bytes) -> 32 bytes, -1 where the bit is set and +1 where it is clear */
+static inline __m256i q1_0_negated_signs_32(const uint8_t *bits4) {
+    return _mm256_or_si256(qgemv_bits_to_bytes_32(bits4), _mm256_set1_epi8(1));
+}
+
+/* the 32 codes (0..3) of q8_0 block k (0 or 1) of a q2_0 block, in value order; qs2 holds
+ * the block's 16 bytes in both halves.  Byte 4 l + i of each half takes byte i's field l
+ * (one dword shift per field), then a 4x4 byte transpose puts value 4 i + l there. */
+static inline __m256i codes_q2_0(__m256i qs2, int k) {
+    const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3,
+                                                          4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7),
+                                         _mm256_set1_epi8((char)(8 * k)));
+    const __m256i transpose = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                               0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i fields = _mm256_srlv_epi32(_mm256_shuffle_epi8(qs2, pick), _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+    return _mm256_shuffle_epi8(_mm256_and_si256(fields, _mm256_set1_epi8(3)), transpose);
+}
+
+static inline __m256i q2_0_broadcast_qs(const block_q2_0 *b) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)b->qs));
+}
+
+/* four vectors of int16 partial sums p0..p3 -> int32 lanes [S0 S1 S2 S3 | S0' S1' S2' S3'],
+ * S_k + S_k' = the sum of p_k's lanes (each int16 lane grows at most 4x on the way) */
+static inline __m256i qgemv_sum4_i16(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
+    const __m256i a01 = _mm256_add_epi16(_mm256_unpacklo_epi32(p0, p1), _mm256_unpackhi_epi32(p0, p1));
+    const __m256i a23 = _mm256_add_epi16(_mm256_unpacklo_epi32(p2, p3), _mm256_unpackhi_epi32(p2, p3));
+    const __m256i b = _mm256_add_epi16(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
+    return _mm256_madd_epi16(b, _mm256_set1_epi16(1));
+}
+
+/* four f16 -> four floats (exact) */
+static inline __m128 qgemv_f16x4(qgemv_half a, qgemv_half b, qgemv_half c, qgemv_half d) {
+    return _mm_cvtph_ps(_mm_setr_epi16((short)a, (short)b, (short)c, (short)d, 0, 0, 0, 0));
+}
+
+/* s8 x s8 products summed in pairs into int16 */
+static inline __m256i qgemv_dot_s8s8_i16x16(__m256i x, __m256i y) {
+    return _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+/* 16 int8 levels times d into 16 floats */
+static inline void qgemv_store_levels_16(__m128i q, float d, float *y) {
+    const __m256 vd = _mm256_set1_ps(d);
+    _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), vd));
+    _mm256_storeu_ps(y + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8))), vd));
+}
+#endif
+
+/* ---------------------------------------------------------------- dequantize */
+
+/* x = kvalues_mxfp4[q] d_s per 16 values */
+static void dequant_row_nvfp4(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_nvfp4 *x = (const block_nvfp4 *)src;
+    for (int64_t ib = 0; ib < n / QK_NVFP4; ib++, dst += QK_NVFP4) {
+#if defined(QGEMV_AVX2)
+        uint32_t d4;
+        memcpy(&d4, x[ib].d, 4);
+        float d[8];
+        _mm256_storeu_ps(d, qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(_mm_cvtsi32_si128((int)d4))));
+        __m256i k02, k13;
+        levels_nvfp4(&x[ib], &k02, &k13);
+        qgemv_store_levels_16(_mm256_castsi256_si128(k02), d[0], dst);
+        qgemv_store_levels_16(_mm256_castsi256_si128(k13), d[1], dst + 16);
+        qgemv_store_levels_16(_mm256_extracti128_si256(k02, 1), d[2], dst + 32);
+        qgemv_store_levels_16(_mm256_extracti128_si256(k13, 1), d[3], dst + 48);
+#else
+        int8_t q[QK_NVFP4];
+        unpack_nvfp4_ref(&x[ib], q);
+        for (int j = 0; j < QK_NVFP4; j++) dst[j] = (float)q[j] * qgemv_ue4m3_to_fp32_half(x[ib].d[j / 16]);
+#endif
+    }
+}
+
+/* x = +d or -d */
+static void dequant_row_q1_0(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_q1_0 *x = (const block_q1_0 *)src;
+    for (int64_t ib = 0; ib < n / QK1_0; ib++, dst += QK1_0) {
+        const float d = qgemv_fp16_to_fp32(x[ib].d);
+#if defined(QGEMV_AVX2)
+        const __m256 pos = _mm256_set1_ps(d), neg = _mm256_set1_ps(-d);
+        const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        for (int k = 0; k < QK1_0 / 8; k++) {
+            const __m256i set = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(x[ib].qs[k]), bit), bit);
+            _mm256_storeu_ps(dst + 8 * k, _mm256_blendv_ps(neg, pos, _mm256_castsi256_ps(set)));
+        }
+#else
+        for (int j = 0; j < QK1_0; j++) dst[j] = q1_0_bit(&x[ib], j) ? d : -d;
+#endif
+    }
+}
+
+/* x = (q - 1) d */
+static void dequant_row_q2_0(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_q2_0 *x = (const block_q2_0 *)src;
+    for (int64_t ib = 0; ib < n / QK2_0; ib++, dst += QK2_0) {
+        const float d = qgemv_fp16_to_fp32(x[ib].d);
+#if defined(QGEMV_AVX2)
+        const __m256i qs2 = q2_0_broadcast_qs(&x[ib]), one = _mm256_set1_epi8(1);
+        qgemv_store_levels_32(_mm256_sub_epi8(codes_q2_0(qs2, 0), one), d, 0.0f, 0, dst);
+        qgemv_store_levels_32(_mm256_sub_epi8(codes_q2_0(qs2, 1), one), d, 0.0f, 0, dst + 32);
+#else
+        int8_t q[QK2_0];
+        unpack_q2_0_ref(&x[ib], q);
+        for (int j = 0; j < QK2_0; j++) dst[j] = (float)q[j] * d;
+#endif
+    }
+}
+
+/* ---------------------------------------------------------------- products with q8_0 */
+
+#if defined(QGEMV_AVX2)
+/* sum_b sum_s d_s d_y(s) sum_j q_j a_j; two nvfp4 blocks (four q8_0 blocks) per step */
+static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_nvfp4 *x = (const block_nvfp4 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    const int64_t nb = n / QK_NVFP4;
+    /* scale bytes [b0 d0 d1 d2 d3 b1 d0 d1 d2 d3] -> [b0d0 b0d1 b1d0 b1d1 | b0d2 b0d3 b1d2 b1d3] */
+    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i dy_order = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    __m256 acc = _mm256_setzero_ps();
+    int64_t ib = 0;
+    for (; ib + 2 <= nb; ib += 2) {
+        __m256i k02[2], k13[2], p[4];
+        for (int h = 0; h < 2; h++) {
+            levels_nvfp4(&x[ib + h], &k02[h], &k13[h]);
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)y[2 * (ib + h)].qs);
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)y[2 * (ib + h) + 1].qs);
+            p[2 * h] = qgemv_dot_s8s8_i16x16(k02[h], _mm256_permute2x128_si256(y0, y1, 0x20));
+            p[2 * h + 1] = qgemv_dot_s8s8_i16x16(k13[h], _mm256_permute2x128_si256(y0, y1, 0x31));
+        }
+        /* lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3] */
+        const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+        uint32_t d0, d1;
+        memcpy(&d0, x[ib].d, 4);
+        memcpy(&d1, x[ib + 1].d, 4);
+        const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
+        const __m256 dx = qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
+        /* q8_0 scales of b0 (s0 s1), b1 (s0 s1), b0 (s2 s3), b1 (s2 s3) */
+        const __m128 dy4 = qgemv_f16x4(y[2 * ib].d, y[2 * ib + 2].d, y[2 * ib + 1].d, y[2 * ib + 3].d);
+        const __m256 dy = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dy4), dy_order);
+        acc = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(sums), acc);
+    }
+    float sum = qgemv_hsum_f32x8(acc);
+    for (; ib < nb; ib++) {
+        int8_t q[QK_NVFP4];
+        unpack_nvfp4_ref(&x[ib], q);
+        for (int s = 0; s < 4; s++) {
+            const block_q8_0 *yb = &y[2 * ib + s / 2];
+            int32_t isum = 0;
+            for (int j = 0; j < 16; j++) isum += q[16 * s + j] * yb->qs[16 * (s % 2) + j];
+            sum += _cvtsh_ss(yb->d) * qgemv_ue4m3_to_fp32_half(x[ib].d[s]) * (float)isum;
+        }
+    }
+    return sum;
+}
+
+/* sum_b d_x sum_k d_y(k) sum_j (+-a_j); the signs come negated (-1 for a set bit), so the
+ * scale does too */
+static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q1_0 *x = (const block_q1_0 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    const __m256i ones8 = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t ib = 0; ib < n / QK1_0; ib++) {
+        const block_q8_0 *yb = &y[4 * ib];
+        __m256i p[4];
+        for (int k = 0; k < 4; k++) {
+            const __m256i ay = _mm256_loadu_si256((const __m256i *)yb[k].qs);
+            p[k] = _mm256_maddubs_epi16(ones8, _mm256_sign_epi8(ay, q1_0_negated_signs_32(x[ib].qs + 4 * k)));
+        }
+        const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+        const __m128 d4 = _mm_mul_ps(qgemv_f16x4(yb[0].d, yb[1].d, yb[2].d, yb[3].d), _mm_set1_ps(-_cvtsh_ss(x[ib].d)));
+        acc = _mm256_fmadd_ps(_mm256_set_m128(d4, d4), _mm256_cvtepi32_ps(sums), acc);
+    }
+    return qgemv_hsum_f32x8(acc);
+}
+
+/* sum_b d_x sum_k d_y(k) (sum_j q_j a_j - sum_j a_j); two q2_0 blocks (four q8_0) per step */
+static inline __m256i q2_0_dot_i16x16(__m256i codes, const block_q8_0 *yb) {
+    const __m256i ay = _mm256_loadu_si256((const __m256i *)yb->qs);
+    return _mm256_sub_epi16(_mm256_maddubs_epi16(codes, ay), _mm256_maddubs_epi16(_mm256_set1_epi8(1), ay));
+}
+
+static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q2_0 *x = (const block_q2_0 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    const int64_t nb = n / QK2_0;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t ib = 0;
+    for (; ib + 2 <= nb; ib += 2) {
+        const __m256i qs0 = q2_0_broadcast_qs(&x[ib]), qs1 = q2_0_broadcast_qs(&x[ib + 1]);
+        const block_q8_0 *yb = &y[2 * ib];
+        const __m256i sums = qgemv_sum4_i16(q2_0_dot_i16x16(codes_q2_0(qs0, 0), &yb[0]),
+                                            q2_0_dot_i16x16(codes_q2_0(qs0, 1), &yb[1]),
+                                            q2_0_dot_i16x16(codes_q2_0(qs1, 0), &yb[2]),
+                                            q2_0_dot_i16x16(codes_q2_0(qs1, 1), &yb[3]));
+        const __m128 d4 = _mm_mul_ps(qgemv_f16x4(yb[0].d, yb[1].d, yb[2].d, yb[3].d),
+                                     qgemv_f16x4(x[ib].d, x[ib].d, x[ib + 1].d, x[ib + 1].d));
+        acc = _mm256_fmadd_ps(_mm256_set_m128(d4, d4), _mm256_cvtepi32_ps(sums), acc);
+    }
+    float sum = qgemv_hsum_f32x8(acc);
+    for (; ib < nb; ib++) {
+        const __m256i qs = q2_0_broadcast_qs(&x[ib]);
+        float sumi = 0.0f;
+        for (int k = 0; k < 2; k++) {
+            const __m256i p = _mm256_madd_epi16(q2_0_dot_i16x16(codes_q2_0(qs, k), &y[2 * ib + k]), _mm256_set1_epi16(1));
+            sumi += _cvtsh_ss(y[2 * ib + k].d) * (float)qgemv_hsum_i32x8(p);
+        }
+        sum += _cvtsh_ss(x[ib].d) * sumi;
+    }
+    return sum;
+}
+#else
+/* ggml's generic order: per 16-value sub-block, d_y d_s isum */
+static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_nvfp4 *x = (const block_nvfp4 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    float sum = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_NVFP4; ib++) {
+        int8_t q[QK_NVFP4];
+        unpack_nvfp4_ref(&x[ib], q);
+        for (int s = 0; s < 4; s++) {
+            const block_q8_0 *yb = &y[2 * ib + s / 2];
+            int32_t isum = 0;
+            for (int j = 0; j < 16; j++) isum += q[16 * s + j] * yb->qs[16 * (s % 2) + j];
+            sum += qgemv_fp16_to_fp32(yb->d) * qgemv_ue4m3_to_fp32_half(x[ib].d[s]) * (float)isum;
+        }
+    }
+    return sum;
+}
+
+/* ggml's generic order: d_x (sum_k d_y(k) isum_k) */
+static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q1_0 *x = (const block_q1_0 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    float sum = 0.0f;
+    for (int64_t ib = 0; ib < n / QK1_0; ib++) {
+        float sumi = 0.0f;
+        for (int k = 0; k < 4; k++) {
+            const block_q8_0 *yb = &y[4 * ib + k];
+            int32_t isum = 0;
+            for (int j = 0; j < 32; j++) isum += q1_0_bit(&x[ib], 32 * k + j) ? yb->qs[j] : -yb->qs[j];
+            sumi += qgemv_fp16_to_fp32(yb->d) * (float)isum;
+        }
+        sum += qgemv_fp16_to_fp32(x[ib].d) * sumi;
+    }
+    return sum;
+}
+
+static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q2_0 *x = (const block_q2_0 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    float sum = 0.0f;
+    for (int64_t ib = 0; ib < n / QK2_0; ib++) {
+        int8_t q[QK2_0];
+        unpack_q2_0_ref(&x[ib], q);
+        float sumi = 0.0f;
+        for (int k = 0; k < 2; k++) {
+            const block_q8_0 *yb = &y[2 * ib + k];
+            int32_t isum = 0;
+            for (int j = 0; j < 32; j++) isum += q[32 * k + j] * yb->qs[j];
+            sumi += qgemv_fp16_to_fp32(yb->d) * (float)isum;
+        }
+        sum += qgemv_fp16_to_fp32(x[ib].d) * sumi;
+    }
+    return sum;
+}
+#endif

@@ -1,0 +1,184 @@
+/* The ternary formats of BitNet b1.58 / TriLMs: tq1_0 and tq2_0, x = d (t - 1), t in {0, 1, 2}
+ * (tq2_0 can also store t = 3), against q8_K activations.
+ *
+ * tq2_0 keeps t as 2-bit fields: byte qs[32 h + k] holds, in bits 2l..2l+1, value 128 h + 32 l + k.
+ * tq1_0 keeps five trits per byte as a fixed-point fraction of 3^5 (its quantizer stores
+ * ceil(256 n / 243)); trit l of byte b is the top of 3 ((b 3^l) mod 256), i.e.
+ * ((uint8_t)(b 3^l) 3) >> 8.  qs[0..32) give values 32 l + m (l < 5), qs[32..48) give
+ * 160 + 16 l + m, and the four qh bytes give 240 + 4 l + j with four trits each (l < 4).
+ *
+ * Each format is written as
+ *   unpack_<name>_ref(b, q)    its 256 levels t - 1, portable C (dequantize and the portable dot),
+ *   trits_<name>(b, t)         its 256 t as 8 x 32 unsigned bytes in value order (AVX2 and up),
+ * and the rows around them: dequant_row_<name> (x = (float)(t - 1) d, ggml's order) and
+ * vec_dot_<name>_q8_K = sum_b d_x d_y (sum_j t_j a_j - sum_j a_j), the second sum being the
+ * q8_K block's bsums, so the AVX2 inner loop is unsigned x signed bytes only (maddubs).
+ * Included after fp4_bits.h, whose qgemv_f16x4 it uses.
+ */
+
+/* ---------------------------------------------------------------- tq1_0 */
+static inline int tq_trit(uint8_t b, uint8_t pow3) {
+    const uint8_t z = (uint8_t)(b * pow3);
+    return (int)(((uint16_t)z * 3) >> 8);
+}
+
+static const uint8_t tq_pow3[5] = {1, 3, 9, 27, 81};
+
+static inline void unpack_tq1_0_ref(const block_tq1_0 *b, int8_t q[QK_K]) {
+    for (int l = 0; l < 5; l++)
+        for (int m = 0; m < 32; m++) q[32 * l + m] = (int8_t)(tq_trit(b->qs[m], tq_pow3[l]) - 1);
+    for (int l = 0; l < 5; l++)
+        for (int m = 0; m < 16; m++) q[160 + 16 * l + m] = (int8_t)(tq_trit(b->qs[32 + m], tq_pow3[l]) - 1);
+    for (int l = 0; l < 4; l++)
+        for (int j = 0; j < 4; j++) q[240 + 4 * l + j] = (int8_t)(tq_trit(b->qh[j], tq_pow3[l]) - 1);
+}
+
+/* ---------------------------------------------------------------- tq2_0 */
+static inline void unpack_tq2_0_ref(const block_tq2_0 *b, int8_t q[QK_K]) {
+    for (int h = 0; h < 2; h++)
+        for (int l = 0; l < 4; l++)
+            for (int k = 0; k < 32; k++) q[128 * h + 32 * l + k] = (int8_t)(((b->qs[32 * h + k] >> (2 * l)) & 3) - 1);
+}
+
+#if defined(QGEMV_AVX2)
+/* 3 z mod 256 per byte */
+static inline __m256i tq_times3(__m256i z) { return _mm256_add_epi8(z, _mm256_add_epi8(z, z)); }
+static inline __m128i tq_times3_128(__m128i z) { return _mm_add_epi8(z, _mm_add_epi8(z, z)); }
+
+/* trit of each byte from s = z ^ 0x80 (z = b 3^l mod 256): t = (3 z) >> 8 = [z >= 86] + [z >= 171],
+ * two signed compares since z >= c <=> s > c - 129.  Multiplying by 3 commutes with the xor
+ * (3 (z + 128) = 3 z + 128 mod 256), so the next power of 3 is tq_times3(s). */
+static inline __m256i tq_trits_of(__m256i s) {
+    const __m256i m1 = _mm256_cmpgt_epi8(s, _mm256_set1_epi8(86 - 129));
+    const __m256i m2 = _mm256_cmpgt_epi8(s, _mm256_set1_epi8(171 - 129));
+    return _mm256_abs_epi8(_mm256_add_epi8(m1, m2));
+}
+
+/* the 256 trits of a tq1_0 block, 32 per vector, in value order */
+static inline void trits_tq1_0(const block_tq1_0 *b, __m256i t[8]) {
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    __m256i s = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)b->qs), flip);
+    for (int l = 0; l < 5; l++, s = tq_times3(s)) t[l] = tq_trits_of(s);
+    /* qs[32..48): trits l and l+1 in the two halves of one vector */
+    const __m128i s0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(b->qs + 32)), _mm256_castsi256_si128(flip));
+    const __m128i s1 = tq_times3_128(s0), s2 = tq_times3_128(s1), s3 = tq_times3_128(s2);
+    const __m128i s4 = tq_times3_128(s3);
+    t[5] = tq_trits_of(_mm256_set_m128i(s1, s0));
+    t[6] = tq_trits_of(_mm256_set_m128i(s3, s2));
+    /* qh: byte 4 l + j is qh[j] 3^l */
+    uint32_t qh;
+    memcpy(&qh, b->qh, 4);
+    const __m128i h0 = _mm_xor_si128(_mm_set1_epi32((int)qh), _mm256_castsi256_si128(flip));
+    const __m128i h1 = tq_times3_128(h0), h2 = tq_times3_128(h1), h3 = tq_times3_128(h2);
+    const __m128i h = _mm_blend_epi32(_mm_blend_epi32(h0, h1, 0x2), _mm_blend_epi32(h2, h3, 0x8), 0xC);
+    t[7] = tq_trits_of(_mm256_set_m128i(h, s4));
+}
+
+/* the 256 t of a tq2_0 block, 32 per vector, in value order */
+static inline void trits_tq2_0(const block_tq2_0 *b, __m256i t[8]) {
+    const __m256i three = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; h++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+        for (int l = 0; l < 4; l++) t[4 * h + l] = _mm256_and_si256(_mm256_srli_epi16(x, 2 * l), three);
+    }
+}
+#endif
+
+/* ---------------------------------------------------------------- the loops */
+
+#if defined(QGEMV_AVX2)
+#define QGEMV_DEFINE_DEQUANT_ROW_TQ(name)                                                  \
+    static void dequant_row_##name(const void *restrict src, float *restrict dst, int64_t n) { \
+        const block_##name *x = (const block_##name *)src;                                 \
+        const __m256i one = _mm256_set1_epi8(1);                                           \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            __m256i t[8];                                                                  \
+            trits_##name(&x[ib], t);                                                       \
+            const float d = qgemv_fp16_to_fp32(x[ib].d);                                   \
+            for (int v = 0; v < 8; v++)                                                    \
+                qgemv_store_levels_32(_mm256_sub_epi8(t[v], one), d, 0.0f, 0, dst + QK_K * ib + 32 * v); \
+        }                                                                                  \
+    }
+#else
+#define QGEMV_DEFINE_DEQUANT_ROW_TQ(name)                                                  \
+    static void dequant_row_##name(const void *restrict src, float *restrict dst, int64_t n) { \
+        const block_##name *x = (const block_##name *)src;                                 \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int8_t q[QK_K];                                                                \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            const float d = qgemv_fp16_to_fp32(x[ib].d);                                   \
+            for (int j = 0; j < QK_K; j++) dst[QK_K * ib + j] = (float)q[j] * d;           \
+        }                                                                                  \
+    }
+#endif
+
+#if defined(QGEMV_AVX2)
+/* four vectors of int32 lanes -> the four exact totals */
+static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
+    const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p0, p1), _mm256_unpackhi_epi32(p0, p1));
+    const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p2, p3), _mm256_unpackhi_epi32(p2, p3));
+    const __m256i b = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
+    return _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+/* sum_j t_j a_j - bsums of one block in 8 int32 lanes: maddubs pairs (|.| <= 2 * 3 * 127)
+ * summed over the 8 vectors, minus the bsums, stay inside int16.  Only the lanes' total is
+ * meaningful (the bsums do not line up with the lanes), so it is formed exactly, in integers,
+ * before any float rounding: a lane alone can be far larger than the block's sum. */
+#define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
+    static inline __m256i block_dot_##name##_q8_K(const block_##name *x, const block_q8_K *y) { \
+        __m256i t[8];                                                                      \
+        trits_##name(x, t);                                                                \
+        const __m256i *ay = (const __m256i *)y->qs;                                        \
+        __m256i s0 = _mm256_maddubs_epi16(t[0], _mm256_loadu_si256(ay + 0));               \
+        __m256i s1 = _mm256_maddubs_epi16(t[1], _mm256_loadu_si256(ay + 1));               \
+        for (int v = 2; v < 8; v += 2) {                                                   \
+            s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(t[v], _mm256_loadu_si256(ay + v))); \
+            s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(t[v + 1], _mm256_loadu_si256(ay + v + 1))); \
+        }                                                                                  \
+        const __m256i bsums = _mm256_loadu_si256((const __m256i *)y->bsums);               \
+        return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_add_epi16(s0, s1), bsums), _mm256_set1_epi16(1)); \
+    }                                                                                      \
+    /* sum_b d_x d_y isum_b, four blocks per step */                                       \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        const int64_t nb = n / QK_K;                                                       \
+        __m128 acc = _mm_setzero_ps();                                                     \
+        int64_t ib = 0;                                                                    \
+        for (; ib + 4 <= nb; ib += 4) {                                                    \
+            const __m128i isum = qgemv_totals4_i32(block_dot_##name##_q8_K(&x[ib], &y[ib]),         \
+                                                   block_dot_##name##_q8_K(&x[ib + 1], &y[ib + 1]), \
+                                                   block_dot_##name##_q8_K(&x[ib + 2], &y[ib + 2]), \
+                                                   block_dot_##name##_q8_K(&x[ib + 3], &y[ib + 3])); \
+            const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
+            const __m128 dy = _mm_setr_ps(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d);  \
+            acc = _mm_fmadd_ps(_mm_mul_ps(dx, dy), _mm_cvtepi32_ps(isum), acc);            \
+        }                                                                                  \
+        __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));                               \
+        float sum = _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));                      \
+        for (; ib < nb; ib++)                                                              \
+            sum += (float)qgemv_hsum_i32x8(block_dot_##name##_q8_K(&x[ib], &y[ib])) * (_cvtsh_ss(x[ib].d) * y[ib].d); \
+        return sum;                                                                        \
+    }
+#else
+#define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        float sum = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int8_t q[QK_K];                                                                \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            int32_t s = 0;                                                                 \
+            for (int j = 0; j < QK_K; j++) s += q[j] * y[ib].qs[j];                        \
+            sum += (float)s * (qgemv_fp16_to_fp32(x[ib].d) * y[ib].d);                     \
+        }                                                                                  \
+        return sum;                                                                        \
+    }
+#endif
+
+QGEMV_DEFINE_DEQUANT_ROW_TQ(tq1_0)
+QGEMV_DEFINE_DEQUANT_ROW_TQ(tq2_0)
+QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq1_0)
+QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq2_0)
