@@ -98,7 +98,7 @@ FORMATS: tuple[Format, ...] = (
     _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _NONE),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _NONE),
-    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _NONE),
+    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD),
     _f(24, "i8", 1, 1, None, "int", _ELEM),
     _f(25, "i16", 1, 2, None, "int", _ELEM),
     _f(26, "i32", 1, 4, None, "int", _ELEM),

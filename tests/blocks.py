@@ -20,6 +20,7 @@ SCALE_FIELDS: dict[str, list[tuple[int, str]]] = {
     "q8_1": [(0, "f16"), (2, "f16")],
     "iq4_nl": [(0, "f16")],
     "mxfp4": [(0, "e8m0")],
+    "iq4_xs": [(0, "f16")],
 }
 
 
