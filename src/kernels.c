@@ -26,6 +26,7 @@
 #include "formats/activations.h"
 #include "formats/q32.h"
 #include "formats/iq4_xs.h"
+#include "formats/iq1.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
