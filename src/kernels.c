@@ -28,6 +28,8 @@
 #include "formats/iquants.h"
 #include "formats/fp4_bits.h"
 #include "formats/ternary.h"     /* after fp4_bits.h: shares qgemv_f16x4 */
+#include "formats/iq4_xs.h"
+#include "formats/iq1.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \

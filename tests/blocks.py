@@ -10,7 +10,9 @@ import numpy as np
 
 from qgemv import _formats
 
-# format -> [(byte offset in the block, field type)]; field types: f16, f32, e8m0, ue4m3
+# format -> [(byte offset in the block, field type)]; field types: f16, f32, e8m0, ue4m3, and
+# f16_top_nibbles (iq1_m: an f16 whose 4 nibbles are the top nibbles of 4 uint16 words, whose
+# other 12 bits stay random)
 SCALE_FIELDS: dict[str, list[tuple[int, str]]] = {
     "q4_0": [(0, "f16")],
     "q4_1": [(0, "f16"), (2, "f16")],
@@ -30,6 +32,9 @@ SCALE_FIELDS: dict[str, list[tuple[int, str]]] = {
     "nvfp4": [(0, "ue4m3"), (1, "ue4m3"), (2, "ue4m3"), (3, "ue4m3")],
     "q1_0": [(0, "f16")],
     "q2_0": [(0, "f16")],
+    "iq4_xs": [(0, "f16")],
+    "iq1_s": [(0, "f16")],
+    "iq1_m": [(48, "f16_top_nibbles")],
 }
 
 
@@ -55,6 +60,15 @@ def _field_bytes(rng, kind: str, n: int, moderate: bool) -> np.ndarray:
         hi = 0x50 if moderate else 0x100
         return rng.integers(0, hi, n, dtype=np.uint8).reshape(n, 1)
     raise ValueError(kind)
+
+
+def _spread_f16_top_nibbles(rng, words8: np.ndarray, moderate: bool) -> np.ndarray:
+    """(n, 8) bytes of 4 little-endian uint16 words with an f16's nibble k as word k's top nibble."""
+    words = words8.copy().view("<u2")
+    h = _finite_f16_bits(rng, len(words), moderate)
+    for k in range(4):
+        words[:, k] = (words[:, k] & 0x0FFF) | (((h >> (4 * k)) & 0xF) << 12)
+    return words.view(np.uint8)
 
 
 def random_elements(fmt, rng, n: int) -> np.ndarray:
@@ -83,6 +97,9 @@ def random_blocks(name: str, rows: int, cols: int, seed: int = 0, moderate: bool
     n_blocks = rows * cols // fmt.block_size
     blocks = rng.integers(0, 256, (n_blocks, fmt.type_size), dtype=np.uint8)
     for offset, kind in SCALE_FIELDS[fmt.name]:
+        if kind == "f16_top_nibbles":
+            blocks[:, offset:offset + 8] = _spread_f16_top_nibbles(rng, blocks[:, offset:offset + 8], moderate)
+            continue
         field = _field_bytes(rng, kind, n_blocks, moderate)
         blocks[:, offset:offset + field.shape[1]] = field
     return blocks.reshape(rows, fmt.row_nbytes(cols))

@@ -1,0 +1,265 @@
+/* iq1_s and iq1_m: 256-value super-blocks of 8-value points from iq1s_grid (values -1, 0, 1),
+ * each point shifted by +-1/8.
+ *
+ *   iq1_s  x = d (2 s + 1) (g + delta),  s 3-bit and delta = +-1/8 per 32 values;
+ *          1.5625 bits per weight.  Group l of sub-block ib (values 32 ib + 8 l ..):
+ *          g = iq1s_grid[qs[4 ib + l] | ((qh[ib] >> 3 l) & 7) << 8], s = qh[ib] >> 12 & 7,
+ *          delta negative when bit 15 of qh[ib] is set.
+ *   iq1_m  x = d (2 s + 1) (g + delta),  s 3-bit per 16 values, delta per 8 values;
+ *          1.75 bits per weight.  Each group has a byte nibble of qh: three high index bits and
+ *          a delta sign (bit 3); the 16 scales are 3-bit fields of the four uint16 words of
+ *          `scales` (field k at bits 3 (k % 4) of word k / 4), and d is an f16 whose four
+ *          nibbles are the top nibbles of those words.
+ *
+ * The products are integer within a super-block: with a the q8_K values,
+ *   sum x a = d d_a / 8 * sum_k (2 s_k + 1) sum_j a_j (8 g_j + 8 delta_j)
+ * where 8 delta = +-1, so the bracket is an exact int32.  iq1_s takes its delta terms from
+ * q8_K's sums of 16 (sum_j a_j 8 delta = +-bsum); iq1_m, whose delta changes every 8 values,
+ * multiplies a_j by the unsigned u_j = 8 g_j + 8 delta_j + 9 (0 .. 18, one maddubs) and takes
+ * 9 bsum back off per 16 values.  The grid points are gathered as 64-bit words, indexed by
+ * 11-bit numbers assembled with pdep (BMI2, part of the avx2 build).
+ */
+
+/* ---------------------------------------------------------------- iq1_s */
+
+static inline int grid_index_iq1_s(const block_iq1_s *b, int ib, int l) {
+    return b->qs[4 * ib + l] | ((b->qh[ib] >> (3 * l)) & 7) << 8;
+}
+/* 2 s + 1 of sub-block ib */
+static inline int sub_scale_iq1_s(const block_iq1_s *b, int ib) { return 2 * ((b->qh[ib] >> 12) & 7) + 1; }
+static inline int delta_sign_iq1_s(const block_iq1_s *b, int ib) { return b->qh[ib] & 0x8000 ? -1 : 1; }
+
+/* ---------------------------------------------------------------- iq1_m */
+
+static inline uint16_t scale_word_iq1_m(const block_iq1_m *b, int k) {
+    uint16_t w;
+    memcpy(&w, b->scales + 2 * k, 2);
+    return w;
+}
+/* the f16 super-block scale: nibble k of its bits is the top nibble of word k */
+static inline float scale_iq1_m(const block_iq1_m *b) {
+    uint16_t h = 0;
+    for (int k = 0; k < 4; k++) h |= (uint16_t)((scale_word_iq1_m(b, k) >> 12) << (4 * k));
+    return qgemv_fp16_to_fp32(h);
+}
+/* 2 s + 1 of the 16 values 16 k .. 16 k + 15 */
+static inline int sub_scale_iq1_m(const block_iq1_m *b, int k) {
+    return 2 * ((scale_word_iq1_m(b, k / 4) >> (3 * (k % 4))) & 7) + 1;
+}
+/* the qh nibble of group g (values 8 g ..): index bits 0-2, delta sign bit 3 */
+static inline int group_nibble_iq1_m(const block_iq1_m *b, int g) { return (b->qh[g / 2] >> (4 * (g % 2))) & 0x0f; }
+static inline int grid_index_iq1_m(const block_iq1_m *b, int g) {
+    return b->qs[g] | (group_nibble_iq1_m(b, g) & 7) << 8;
+}
+static inline int delta_sign_iq1_m(const block_iq1_m *b, int g) { return group_nibble_iq1_m(b, g) & 8 ? -1 : 1; }
+
+/* ---------------------------------------------------------------- dequantize */
+
+/* y[j] = dl (g[j] + delta) for the 8 values of one grid point: one add (exact), one product */
+static inline void dequant_group_iq1(uint64_t point, float dl, float delta, float *y) {
+#if defined(QGEMV_AVX2)
+    const __m256 g = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128((long long)point)));
+    _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_set1_ps(dl), _mm256_add_ps(g, _mm256_set1_ps(delta))));
+#else
+    int8_t g[8];
+    memcpy(g, &point, 8);
+    for (int j = 0; j < 8; j++) y[j] = dl * ((float)g[j] + delta);
+#endif
+}
+
+static void dequant_row_iq1_s(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_iq1_s *x = (const block_iq1_s *)src;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = qgemv_fp16_to_fp32(x[i].d);
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            const float dl = d * (float)sub_scale_iq1_s(&x[i], ib);
+            const float delta = delta_sign_iq1_s(&x[i], ib) < 0 ? -IQ1S_DELTA : IQ1S_DELTA;
+            for (int l = 0; l < 4; l++, dst += 8)
+                dequant_group_iq1(iq1s_grid[grid_index_iq1_s(&x[i], ib, l)], dl, delta, dst);
+        }
+    }
+}
+
+static void dequant_row_iq1_m(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_iq1_m *x = (const block_iq1_m *)src;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = scale_iq1_m(&x[i]);
+        for (int g = 0; g < QK_K / 8; g++, dst += 8) {
+            const float dl = d * (float)sub_scale_iq1_m(&x[i], g / 2);
+            const float delta = delta_sign_iq1_m(&x[i], g) < 0 ? -IQ1M_DELTA : IQ1M_DELTA;
+            dequant_group_iq1(iq1s_grid[grid_index_iq1_m(&x[i], g)], dl, delta, dst);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- products */
+
+#if defined(QGEMV_AVX2)
+
+/* the four grid points of one sub-block, indices packed as four uint16 in a word */
+static inline __m256i gather_points_iq1(uint64_t idx) {
+    return _mm256_set_epi64x((long long)iq1s_grid[idx >> 48], (long long)iq1s_grid[(idx >> 32) & 0xffff],
+                             (long long)iq1s_grid[(idx >> 16) & 0xffff], (long long)iq1s_grid[idx & 0xffff]);
+}
+static inline uint32_t qgemv_load_u32_iq1(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* sum_b d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)] */
+static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_iq1_s *x = (const block_iq1_s *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i ones = _mm256_set1_epi8(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        /* 2 s + 1 of the 8 sub-blocks as int16 (in both halves), and the same times +-1 */
+        const __m128i qh = _mm_loadu_si128((const __m128i *)x[i].qh);
+        const __m128i ls = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(qh, 11), _mm_set1_epi16(0x0e)), _mm_set1_epi16(1));
+        const __m128i neg = _mm_srai_epi16(qh, 15);
+        const __m128i dls = _mm_sub_epi16(_mm_xor_si128(ls, neg), neg);
+        const __m256i scales = _mm256_broadcastsi128_si256(ls);
+        /* one +-(2 s + 1) per 16 values, against bsums */
+        const __m256i delta_scales = _mm256_set_m128i(_mm_unpackhi_epi16(dls, dls), _mm_unpacklo_epi16(dls, dls));
+        const __m256i bsums = _mm256_loadu_si256((const __m256i *)y[i].bsums);
+        __m256i pick = _mm256_set1_epi16(0x0100);
+        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ib += 2) {
+            const uint32_t qh2 = qgemv_load_u32_iq1((const uint8_t *)(x[i].qh + ib));
+            const uint64_t idx0 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib), 0x00ff00ff00ff00ffULL)
+                                | _pdep_u64(qh2, 0x0700070007000700ULL);
+            const uint64_t idx1 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib + 4), 0x00ff00ff00ff00ffULL)
+                                | _pdep_u64(qh2 >> 16, 0x0700070007000700ULL);
+            const __m256i a0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib));
+            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib + 32));
+            /* g in {-1, 0, 1}: sign_epi8(a, g) = g a exactly */
+            const __m256i p0 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a0, gather_points_iq1(idx0)));
+            const __m256i p1 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a1, gather_points_iq1(idx1)));
+            const __m256i sc0 = _mm256_shuffle_epi8(scales, pick);
+            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+            const __m256i sc1 = _mm256_shuffle_epi8(scales, pick);
+            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+            sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
+            sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
+        }
+        const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(sum0, sum1), 3),
+                                              _mm256_madd_epi16(bsums, delta_scales));
+        const float d = qgemv_fp16_to_fp32(x[i].d) * y[i].d * 0.125f;
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return qgemv_hsum_f32x8(acc);
+}
+
+/* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
+static inline __m256i odd_scales_iq1_m(__m256i fields) {
+    return _mm256_or_si256(_mm256_slli_epi16(_mm256_srli_epi16(fields, 13), 1), _mm256_set1_epi16(1));
+}
+
+/* sum_b d d_a / 8 sum_k (2 s_k + 1) [sum_j u_j a_j - 9 bsum_k], u = 8 g + 8 delta + 9 */
+static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_iq1_m *x = (const block_iq1_m *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i eight = _mm256_set1_epi8(8);
+    /* field k of the scale words: word k / 4, shifted so that its 3 bits land on bits 13..15
+     * (a multiply by 2^(13 - 3 (k % 4))), then brought down */
+    const __m256i word_of_k = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
+                                               4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7);
+    const __m256i shift_of_k = _mm256_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4,
+                                                 1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4);
+    /* the same fields, even k in the low half (lane k / 2) and odd k in the high half */
+    const __m256i word_of_pair = _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7,
+                                                  0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
+    const __m256i shift_of_pair = _mm256_setr_epi16(1 << 13, 1 << 7, 1 << 13, 1 << 7, 1 << 13, 1 << 7, 1 << 13, 1 << 7,
+                                                    1 << 10, 1 << 4, 1 << 10, 1 << 4, 1 << 10, 1 << 4, 1 << 10, 1 << 4);
+    /* bytes of the per-group u offsets: groups 0, 1 | 2, 3 of the first sub-block, 4, 5 | 6, 7 of the second */
+    const __m256i group_bytes0 = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i group_bytes1 = _mm256_add_epi8(group_bytes0, _mm256_set1_epi8(4));
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint64_t sc;
+        memcpy(&sc, x[i].scales, 8);
+        const __m256i words = _mm256_set1_epi64x((long long)sc);
+        const __m256i ls_k = odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_k), shift_of_k));
+        const __m256i ls_pair = odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_pair), shift_of_pair));
+        const __m256i bsums = _mm256_loadu_si256((const __m256i *)y[i].bsums);
+        /* 9 sum_k (2 s_k + 1) bsum_k, taken off at the end */
+        const __m256i ls9 = _mm256_add_epi16(_mm256_slli_epi16(ls_k, 3), ls_k);
+        __m256i pick = _mm256_set1_epi16(0x0100);
+        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+        for (int ib = 0; ib < QK_K / 32; ib += 2) {
+            const uint32_t qh4 = qgemv_load_u32_iq1(x[i].qh + 2 * ib);
+            const uint64_t idx0 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib), 0x00ff00ff00ff00ffULL)
+                                | _pdep_u64(qh4 & 0x7777, 0x0f000f000f000f00ULL);
+            const uint64_t idx1 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib + 4), 0x00ff00ff00ff00ffULL)
+                                | _pdep_u64((qh4 >> 16) & 0x7777, 0x0f000f000f000f00ULL);
+            /* 9 + 8 delta per group: 10, or 8 where the sign bit is set */
+            const uint64_t offs = 0x0a0a0a0a0a0a0a0aULL - _pdep_u64(_pext_u32(qh4, 0x88888888u), 0x0202020202020202ULL);
+            const __m256i offv = _mm256_set1_epi64x((long long)offs);
+            const __m256i u0 = _mm256_add_epi8(_mm256_sign_epi8(eight, gather_points_iq1(idx0)),
+                                               _mm256_shuffle_epi8(offv, group_bytes0));
+            const __m256i u1 = _mm256_add_epi8(_mm256_sign_epi8(eight, gather_points_iq1(idx1)),
+                                               _mm256_shuffle_epi8(offv, group_bytes1));
+            const __m256i a0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib));
+            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib + 32));
+            const __m256i sc0 = _mm256_shuffle_epi8(ls_pair, pick);
+            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+            const __m256i sc1 = _mm256_shuffle_epi8(ls_pair, pick);
+            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+            sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, a0), sc0));
+            sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, a1), sc1));
+        }
+        const __m256i sumi = _mm256_sub_epi32(_mm256_add_epi32(sum0, sum1), _mm256_madd_epi16(bsums, ls9));
+        const float d = scale_iq1_m(&x[i]) * y[i].d * 0.125f;
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return qgemv_hsum_f32x8(acc);
+}
+
+#else
+
+static inline int32_t dot_point_iq1(uint64_t point, const int8_t *a) {
+    int8_t g[8];
+    memcpy(g, &point, 8);
+    int32_t s = 0;
+    for (int j = 0; j < 8; j++) s += g[j] * a[j];
+    return s;
+}
+
+static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_iq1_s *x = (const block_iq1_s *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t sumi = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            int32_t s = 0;
+            for (int l = 0; l < 4; l++)
+                s += dot_point_iq1(iq1s_grid[grid_index_iq1_s(&x[i], ib, l)], y[i].qs + 32 * ib + 8 * l);
+            const int bsum = y[i].bsums[2 * ib] + y[i].bsums[2 * ib + 1];
+            sumi += sub_scale_iq1_s(&x[i], ib) * (8 * s + delta_sign_iq1_s(&x[i], ib) * bsum);
+        }
+        sum += qgemv_fp16_to_fp32(x[i].d) * y[i].d * 0.125f * (float)sumi;
+    }
+    return sum;
+}
+
+static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_iq1_m *x = (const block_iq1_m *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t sumi = 0;
+        for (int k = 0; k < QK_K / 16; k++) {
+            int32_t s = 0;
+            for (int g = 2 * k; g < 2 * k + 2; g++) {
+                const int8_t *ag = y[i].qs + 8 * g;
+                int32_t asum = 0;
+                for (int j = 0; j < 8; j++) asum += ag[j];
+                s += 8 * dot_point_iq1(iq1s_grid[grid_index_iq1_m(&x[i], g)], ag) + delta_sign_iq1_m(&x[i], g) * asum;
+            }
+            sumi += sub_scale_iq1_m(&x[i], k) * s;
+        }
+        sum += scale_iq1_m(&x[i]) * y[i].d * 0.125f * (float)sumi;
+    }
+    return sum;
+}
+
+#endif
