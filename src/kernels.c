@@ -25,6 +25,7 @@
 #include "formats/elements.h"
 #include "formats/activations.h"
 #include "formats/q32.h"
+#include "formats/kquants.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
