@@ -284,6 +284,16 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     return sum;
 }
 
+/* scales_q3_K_bytes in SIMD (no round trip through memory): the 16 scales minus 32, as s8 */
+static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
+    const __m128i lo8 = _mm_loadl_epi64((const __m128i *)packed);
+    const __m128i hi4 = _mm_cvtsi32_si128((int)qgemv_k_word(packed + 8));
+    const __m128i low = _mm_and_si128(_mm_unpacklo_epi64(lo8, _mm_srli_epi16(lo8, 4)), _mm_set1_epi8(0x0f));
+    const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(hi4, 0), _mm_setr_epi32(0, 2, 4, 6)),
+                                       _mm_set1_epi8(3));
+    return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
+}
+
 /* q3_K: levels stored as u = q + 4 in [0, 7]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 4 bsum_s) */
 static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q3_K *x = (const block_q3_K *)w;
@@ -291,9 +301,7 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
     const __m256i three = _mm256_set1_epi8(3);
     float sum = 0.0f;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        int8_t s8[16];
-        scales_q3_K_bytes(&x[ib], s8);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)s8));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
         const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
         const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
         /* start from minus the offset, 4 sum_s sc_s bsum_s */
@@ -321,20 +329,35 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
     return sum;
 }
 
+/* scale_min_k4 in SIMD: the 8 scales and 8 mins of q4_K / q5_K as the bytes
+ * [sc0..3, mn0..3, sc4..7, mn4..7] (the 16-byte load reads 4 bytes of qs too: ignored) */
+static inline __m128i qgemv_k4_scales_mins(const uint8_t packed[K_SCALE_SIZE]) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)packed);
+    const __m128i low6 = _mm_and_si128(v, _mm_setr_epi32(0x3f3f3f3f, 0x3f3f3f3f, 0, 0));
+    const __m128i s2 = _mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 2, 0, 0)), _mm_setr_epi32(0, 0, 0, 4));
+    const __m128i low4 = _mm_and_si128(s2, _mm_setr_epi32(0, 0, 0x0f0f0f0f, 0x0f0f0f0f));
+    const __m128i top2 = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 0, 0)), 2),
+                                       _mm_setr_epi32(0, 0, 0x30303030, 0x30303030));
+    return _mm_or_si128(low6, _mm_or_si128(low4, top2));
+}
+/* sub-block s's scale (byte s, or s + 4 for s >= 4, of the above) as s16 in every lane */
+static inline __m256i qgemv_k4_scale(__m256i scales_mins, int s) {
+    const int byte = s < 4 ? s : s + 4;
+    return _mm256_shuffle_epi8(scales_mins, _mm256_set1_epi16((short)(byte | 0x8000)));
+}
+
 /* q4_K and q5_K share everything but the 5th bit: d_y d sum_s sc_s sum u p - d_y dmin sum_s m_s bsum32_s */
 #define QGEMV_DEFINE_VEC_DOT_K4_AVX2(name, HIGH_BIT)                                       \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
+        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
         float sum = 0.0f;                                                                  \
         for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            uint8_t s8[8], m8[8];                                                          \
-            scale_min_k4(x[ib].scales, s8, m8);                                            \
-            const __m128i mn16 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)m8)); \
-            const __m128i msum4 = _mm_madd_epi16(mn16, qgemv_k_bsums32(&y[ib]));           \
-            const __m128i sc16 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)s8));  \
-            const __m256i sc = _mm256_set_m128i(sc16, sc16);                               \
+            const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
+            const __m128i msum4 = _mm_madd_epi16(_mm_shuffle_epi8(sm, mins_to_s16), qgemv_k_bsums32(&y[ib])); \
+            const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
             __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
             HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].qh);) \
             for (int c = 0; c < 4; c++) {                                                  \
@@ -344,15 +367,15 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
                 __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
                 HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
                          u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
-                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_one(sc, 2 * c))); \
-                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_one(sc, 2 * c + 1))); \
+                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k4_scale(sc, 2 * c))); \
+                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k4_scale(sc, 2 * c + 1))); \
             }                                                                              \
-            /* both sums at once: isum in the low 128 bits, msum in the high */            \
-            const __m256i both = _mm256_set_m128i(msum4, _mm_add_epi32(_mm256_castsi256_si128( \
-                _mm256_add_epi32(sum0, sum1)), _mm256_extracti128_si256(_mm256_add_epi32(sum0, sum1), 1))); \
-            const __m256i r2 = _mm256_add_epi32(both, _mm256_shuffle_epi32(both, _MM_SHUFFLE(1, 0, 3, 2))); \
-            const __m256i r1 = _mm256_add_epi32(r2, _mm256_shuffle_epi32(r2, _MM_SHUFFLE(2, 3, 0, 1))); \
-            const int32_t isum = _mm256_extract_epi32(r1, 0), msum = _mm256_extract_epi32(r1, 4); \
+            /* both sums at once: isum in lanes 0-1, msum in lanes 2-3 */                  \
+            const __m256i s8 = _mm256_add_epi32(sum0, sum1);                               \
+            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1)); \
+            const __m128i r2 = _mm_add_epi32(_mm_unpacklo_epi64(isum4, msum4), _mm_unpackhi_epi64(isum4, msum4)); \
+            const __m128i r1 = _mm_add_epi32(r2, _mm_shuffle_epi32(r2, _MM_SHUFFLE(2, 3, 0, 1))); \
+            const int32_t isum = _mm_cvtsi128_si32(r1), msum = _mm_extract_epi32(r1, 2);   \
             sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), qgemv_k_half(x[ib].dmin), isum, msum, 1); \
         }                                                                                  \
         return sum;                                                                        \
