@@ -11,8 +11,13 @@ from ._formats import DEQUANTIZE, MATMUL, Format
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
 
+_COMPILED = _kernels.table_info("baseline")
 # alignof(block_<name>): where a buffer of that format may start (from the C structs)
-_BLOCK_ALIGN = {i: row[4] for i, row in _kernels.table_info("baseline").items()}
+_BLOCK_ALIGN = {i: row[4] for i, row in _COMPILED.items()}
+# the ops the compiled kernels really have: a table/build mismatch (a stale build) must
+# raise, never call a missing kernel
+_COMPILED_OPS = {i: {op for op, present in zip((DEQUANTIZE, MATMUL), row[:2]) if present}
+                 for i, row in _COMPILED.items()}
 
 
 class QMatrix:
@@ -206,7 +211,7 @@ class QMatrix:
         return out
 
     def _require(self, op: str) -> None:
-        if op not in self._fmt.ops:
+        if op not in self._fmt.ops or op not in _COMPILED_OPS[self._fmt.id]:
             what = "dequantize" if op == DEQUANTIZE else "multiply"
             raise NotImplementedError(f"qgemv cannot {what} {self._fmt.name} matrices yet")
 

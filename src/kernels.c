@@ -30,6 +30,7 @@
 #include "formats/ternary.h"     /* after fp4_bits.h: shares qgemv_f16x4 */
 #include "formats/iq4_xs.h"
 #include "formats/iq1.h"
+#include "formats/kquants.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \

@@ -1,0 +1,421 @@
+/* The K-quants: q2_K, q3_K, q4_K, q5_K, q6_K (256-value super-blocks, q8_K activations).
+ *
+ * A super-block holds 256 values in sub-blocks of 16 (q2_K, q3_K, q6_K) or 32 (q4_K, q5_K),
+ * each with a small integer scale sc_s (and minimum m_s), times the block's f16 d (and dmin):
+ *     x = (d sc_s) q - (dmin m_s)         q2_K, q4_K, q5_K
+ *     x = (d sc_s) q                      q3_K (q in [-4, 3]), q6_K (q in [-32, 31])
+ * Each format is written once as
+ *   scale_<name>(b) [, min_<name>(b)]   d (and dmin) as float,
+ *   scales_<name>(b, sc, mn)            the integer sub-block scales (and minimums),
+ *   unpack_<name>_ref(b, q)             its 256 integer levels, portable C,
+ * and the portable row loops (dequant_row_<name>, vec_dot_<name>_q8_K) are written once
+ * around them.  Against q8_K activations (a = d_y p, p int8, bsums = sums of each 16 p):
+ *     sum = d_y d sum_s sc_s (sum_j q_j p_j) - d_y dmin sum_s m_s (sum of p over s)
+ *
+ * Design:
+ * 1. Dequantize is the portable loop in every ISA build: levels are unpacked to int8, then
+ *    each value takes exactly ggml's two roundings (dl * q, then - ml), which the compiler
+ *    vectorizes with the same bits (no contraction: -ffp-contract=off).
+ * 2. The AVX2 products keep every level unsigned so one maddubs (u8 x s8 -> s16) does the
+ *    multiply: q3_K stores q + 4, q6_K q + 32; the offsets come back out once per
+ *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
+ *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
+ *    levels <= 63, |p| <= 127.
+ * 3. Each super-block's integer sums are reduced exactly and turned into float by the one
+ *    qgemv_k_block_dot every ISA shares, so AVX2 products are bit-identical to the portable
+ *    ones (ggml instead converts 8 partial int32 lanes, rounding each: a few ulps worse, for
+ *    about 5% fewer instructions per super-block).
+ * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
+ */
+
+/* the 4 little-endian 32-bit words of a 12-byte packed-scales field (3 of them) */
+static inline uint32_t qgemv_k_word(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* ---------------------------------------------------------------- q2_K: x = d sc q - dmin m, 16 per scale */
+static inline float scale_q2_K(const block_q2_K *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q2_K(const block_q2_K *b) { return qgemv_fp16_to_fp32(b->dmin); }
+static inline void scales_q2_K(const block_q2_K *b, int16_t sc[16], int16_t mn[16]) {
+    for (int s = 0; s < 16; s++) { sc[s] = b->scales[s] & 0x0f; mn[s] = b->scales[s] >> 4; }
+}
+/* value 128 h + 32 j + l is bits 2j..2j+1 of qs[32 h + l] */
+static inline void unpack_q2_K_ref(const block_q2_K *b, int8_t q[QK_K]) {
+    for (int h = 0; h < 2; h++)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 32; l++) q[128 * h + 32 * j + l] = (int8_t)((b->qs[32 * h + l] >> (2 * j)) & 3);
+}
+
+/* ---------------------------------------------------------------- q3_K: x = d (sc - 32) q, 16 per scale */
+static inline float scale_q3_K(const block_q3_K *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q3_K(const block_q3_K *b) { (void)b; return 0.0f; }
+/* 16 6-bit scales: low 4 bits in bytes 0-7 (low nibbles: 0-7, high nibbles: 8-15),
+ * high 2 bits in bytes 8-11 (bits 2k..2k+1 of byte 8 + i%4 for scale i = 4k + i%4) */
+static inline void scales_q3_K_bytes(const block_q3_K *b, int8_t out[16]) {
+    const uint32_t s0 = qgemv_k_word(b->scales), s1 = qgemv_k_word(b->scales + 4),
+                   s2 = qgemv_k_word(b->scales + 8);
+    const uint32_t w[4] = {
+        (s0 & 0x0f0f0f0f) | ((s2 & 0x03030303) << 4),
+        (s1 & 0x0f0f0f0f) | (((s2 >> 2) & 0x03030303) << 4),
+        ((s0 >> 4) & 0x0f0f0f0f) | (((s2 >> 4) & 0x03030303) << 4),
+        ((s1 >> 4) & 0x0f0f0f0f) | (((s2 >> 6) & 0x03030303) << 4),
+    };
+    memcpy(out, w, 16);
+    for (int s = 0; s < 16; s++) out[s] = (int8_t)(out[s] - 32);
+}
+static inline void scales_q3_K(const block_q3_K *b, int16_t sc[16], int16_t mn[16]) {
+    int8_t s8[16];
+    scales_q3_K_bytes(b, s8);
+    for (int s = 0; s < 16; s++) { sc[s] = s8[s]; mn[s] = 0; }
+}
+/* value 128 h + 32 j + l: bits 2j..2j+1 of qs[32 h + l], minus 4 unless bit 4h + j of hmask[l] */
+static inline void unpack_q3_K_ref(const block_q3_K *b, int8_t q[QK_K]) {
+    for (int h = 0; h < 2; h++)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 32; l++)
+                q[128 * h + 32 * j + l] = (int8_t)(((b->qs[32 * h + l] >> (2 * j)) & 3)
+                                                   - ((b->hmask[l] >> (4 * h + j)) & 1 ? 0 : 4));
+}
+
+/* ---------------------------------------------------------------- q4_K: x = d sc q - dmin m, 32 per scale */
+/* 8 6-bit scales and 8 6-bit mins in 12 bytes (ggml's get_scale_min_k4), as 8 bytes each */
+static inline void scale_min_k4(const uint8_t packed[K_SCALE_SIZE], uint8_t sc[8], uint8_t mn[8]) {
+    const uint32_t s0 = qgemv_k_word(packed), s1 = qgemv_k_word(packed + 4), s2 = qgemv_k_word(packed + 8);
+    const uint32_t w_sc[2] = {s0 & 0x3f3f3f3f, (s2 & 0x0f0f0f0f) | ((s0 >> 2) & 0x30303030)};
+    const uint32_t w_mn[2] = {s1 & 0x3f3f3f3f, ((s2 >> 4) & 0x0f0f0f0f) | ((s1 >> 2) & 0x30303030)};
+    memcpy(sc, w_sc, 8);
+    memcpy(mn, w_mn, 8);
+}
+static inline float scale_q4_K(const block_q4_K *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q4_K(const block_q4_K *b) { return qgemv_fp16_to_fp32(b->dmin); }
+static inline void scales_q4_K(const block_q4_K *b, int16_t sc[8], int16_t mn[8]) {
+    uint8_t s8[8], m8[8];
+    scale_min_k4(b->scales, s8, m8);
+    for (int s = 0; s < 8; s++) { sc[s] = s8[s]; mn[s] = m8[s]; }
+}
+/* value 64 c + l is the low nibble of qs[32 c + l], value 64 c + 32 + l its high nibble */
+static inline void unpack_q4_K_ref(const block_q4_K *b, int8_t q[QK_K]) {
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++) {
+            q[64 * c + l] = (int8_t)(b->qs[32 * c + l] & 0x0f);
+            q[64 * c + 32 + l] = (int8_t)(b->qs[32 * c + l] >> 4);
+        }
+}
+
+/* ---------------------------------------------------------------- q5_K: x = d sc q - dmin m, 32 per scale */
+static inline float scale_q5_K(const block_q5_K *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q5_K(const block_q5_K *b) { return qgemv_fp16_to_fp32(b->dmin); }
+static inline void scales_q5_K(const block_q5_K *b, int16_t sc[8], int16_t mn[8]) {
+    uint8_t s8[8], m8[8];
+    scale_min_k4(b->scales, s8, m8);
+    for (int s = 0; s < 8; s++) { sc[s] = s8[s]; mn[s] = m8[s]; }
+}
+/* as q4_K, plus the 5th bit of value 32 s + l in bit s of qh[l] */
+static inline void unpack_q5_K_ref(const block_q5_K *b, int8_t q[QK_K]) {
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++) {
+            q[64 * c + l] = (int8_t)((b->qs[32 * c + l] & 0x0f) | (((b->qh[l] >> (2 * c)) & 1) << 4));
+            q[64 * c + 32 + l] = (int8_t)((b->qs[32 * c + l] >> 4) | (((b->qh[l] >> (2 * c + 1)) & 1) << 4));
+        }
+}
+
+/* ---------------------------------------------------------------- q6_K: x = d sc (q - 32), 16 per scale */
+static inline float scale_q6_K(const block_q6_K *b) { return qgemv_fp16_to_fp32(b->d); }
+static inline float min_q6_K(const block_q6_K *b) { (void)b; return 0.0f; }
+static inline void scales_q6_K(const block_q6_K *b, int16_t sc[16], int16_t mn[16]) {
+    for (int s = 0; s < 16; s++) { sc[s] = b->scales[s]; mn[s] = 0; }
+}
+/* value 128 h + 32 j + l: a nibble of ql[64 h + 32 (j & 1) + l] (high one for j >= 2)
+ * below bits 2j..2j+1 of qh[32 h + l] */
+static inline void unpack_q6_K_ref(const block_q6_K *b, int8_t q[QK_K]) {
+    for (int h = 0; h < 2; h++)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 32; l++) {
+                const uint8_t lo = b->ql[64 * h + 32 * (j & 1) + l] >> (4 * (j >> 1)) & 0x0f;
+                const uint8_t hi = (b->qh[32 * h + l] >> (2 * j)) & 3;
+                q[128 * h + 32 * j + l] = (int8_t)((lo | hi << 4) - 32);
+            }
+}
+
+/* ---------------------------------------------------------------- the portable loops, once */
+
+/* one super-block's share of the dot product from its exact integer sums: the only float
+ * arithmetic of the products, shared by every ISA so that they all give the same bits */
+static inline float qgemv_k_block_dot(float dy, float d, float dmin, int32_t isum, int32_t msum, int has_min) {
+    const float dall = dy * d;
+    return has_min ? dall * (float)isum - dy * dmin * (float)msum : dall * (float)isum;
+}
+
+/* x = dl q - ml with dl = d sc_s, ml = dmin m_s: ggml's roundings, in its order */
+#define QGEMV_DEFINE_DEQUANT_ROW_K(name, sub, has_min)                                     \
+    static void dequant_row_##name(const void *restrict src, float *restrict dst, int64_t n) { \
+        const block_##name *x = (const block_##name *)src;                                 \
+        for (int64_t ib = 0; ib < n / QK_K; ib++, dst += QK_K) {                           \
+            int8_t q[QK_K];                                                                \
+            int16_t sc[16], mn[16];                                                        \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            scales_##name(&x[ib], sc, mn);                                                 \
+            const float d = scale_##name(&x[ib]), dmin = min_##name(&x[ib]);               \
+            for (int s = 0; s < QK_K / (sub); s++) {                                       \
+                const float dl = d * (float)sc[s];                                         \
+                const float ml = dmin * (float)mn[s];                                      \
+                float *y = dst + (sub) * s;                                                \
+                const int8_t *qs = q + (sub) * s;                                          \
+                if (has_min)                                                               \
+                    for (int j = 0; j < (sub); j++) y[j] = dl * (float)qs[j] - ml;         \
+                else                                                                       \
+                    for (int j = 0; j < (sub); j++) y[j] = dl * (float)qs[j];              \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+/* sum_b d_y (d sum_s sc_s sum_j q_j p_j - dmin sum_s m_s bsum_s): integer sums per block */
+#define QGEMV_DEFINE_VEC_DOT_K_REF(name, sub, has_min)                                     \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        float sum = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int8_t q[QK_K];                                                                \
+            int16_t sc[16], mn[16];                                                        \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            scales_##name(&x[ib], sc, mn);                                                 \
+            int32_t isum = 0, msum = 0;                                                    \
+            for (int s = 0; s < QK_K / (sub); s++) {                                       \
+                int32_t dot = 0;                                                           \
+                for (int j = 0; j < (sub); j++) dot += q[(sub) * s + j] * y[ib].qs[(sub) * s + j]; \
+                isum += sc[s] * dot;                                                       \
+                for (int k = 0; k < (sub) / 16; k++) msum += mn[s] * y[ib].bsums[(sub) / 16 * s + k]; \
+            }                                                                              \
+            sum += qgemv_k_block_dot(y[ib].d, scale_##name(&x[ib]), min_##name(&x[ib]), isum, msum, has_min); \
+        }                                                                                  \
+        return sum;                                                                        \
+    }
+
+QGEMV_DEFINE_DEQUANT_ROW_K(q2_K, 16, 1)
+QGEMV_DEFINE_DEQUANT_ROW_K(q3_K, 16, 0)
+QGEMV_DEFINE_DEQUANT_ROW_K(q4_K, 32, 1)
+QGEMV_DEFINE_DEQUANT_ROW_K(q5_K, 32, 1)
+QGEMV_DEFINE_DEQUANT_ROW_K(q6_K, 16, 0)
+
+#if !defined(QGEMV_AVX2)
+QGEMV_DEFINE_VEC_DOT_K_REF(q2_K, 16, 1)
+QGEMV_DEFINE_VEC_DOT_K_REF(q3_K, 16, 0)
+QGEMV_DEFINE_VEC_DOT_K_REF(q4_K, 32, 1)
+QGEMV_DEFINE_VEC_DOT_K_REF(q5_K, 32, 1)
+QGEMV_DEFINE_VEC_DOT_K_REF(q6_K, 16, 0)
+#else
+
+/* ---------------------------------------------------------------- AVX2 products */
+
+/* f16 -> f32 with F16C (exact, as qgemv_fp16_to_fp32) */
+static inline float qgemv_k_half(qgemv_half h) { return _cvtsh_ss(h); }
+
+/* u8 levels x s8 activations, pairs summed to s16, then times the s16 scales and pairs
+ * summed to s32: sum_j sc_j u_j p_j in 8 lanes */
+static inline __m256i qgemv_k_dot_scaled(__m256i u, const int8_t *p, __m256i sc16) {
+    const __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p));
+    return _mm256_madd_epi16(prod, sc16);
+}
+
+/* Scale vectors for 16-value sub-blocks: 32 values = sub-blocks 2k (low 128-bit lane) and
+ * 2k + 1 (high lane).  sc16 holds the 16 scales as s16; k selects a pair of them. */
+typedef struct { __m256i lo, hi; } qgemv_k_scales16;
+static inline qgemv_k_scales16 qgemv_k_scales16_from(__m256i sc16) {
+    const qgemv_k_scales16 r = {_mm256_permute2x128_si256(sc16, sc16, 0x00),
+                                _mm256_permute2x128_si256(sc16, sc16, 0x11)};
+    return r;
+}
+static inline __m256i qgemv_k_scale_pair(qgemv_k_scales16 s, int k) {
+    /* s16 element 2(k%4) across the low lane, 2(k%4) + 1 across the high lane */
+    const int e = 2 * (k & 3);
+    const __m256i mask = _mm256_setr_epi8(
+        2 * e, 2 * e + 1, 2 * e, 2 * e + 1, 2 * e, 2 * e + 1, 2 * e, 2 * e + 1,
+        2 * e, 2 * e + 1, 2 * e, 2 * e + 1, 2 * e, 2 * e + 1, 2 * e, 2 * e + 1,
+        2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3,
+        2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3);
+    return _mm256_shuffle_epi8(k < 4 ? s.lo : s.hi, mask);
+}
+/* Scale vector for 32-value sub-blocks: s16 element s of sc8x2 (8 scales in both lanes) everywhere */
+static inline __m256i qgemv_k_scale_one(__m256i sc8x2, int s) {
+    const __m256i mask = _mm256_set1_epi16((short)(2 * s | (2 * s + 1) << 8));
+    return _mm256_shuffle_epi8(sc8x2, mask);
+}
+static inline __m256i qgemv_k_bsums(const block_q8_K *y) {
+    return _mm256_loadu_si256((const __m256i *)y->bsums);
+}
+/* the 16-value partial sums of q8_K added in pairs: the 8 sums of 32 values, as s16 */
+static inline __m128i qgemv_k_bsums32(const block_q8_K *y) {
+    const __m256i b = qgemv_k_bsums(y);
+    return _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+/* bit `bit` of each byte moved to bit `to` (the rest cleared) */
+#define QGEMV_K_BIT_TO(v, bit, to)                                                         \
+    _mm256_and_si256((bit) >= (to) ? _mm256_srli_epi16(v, (bit) - (to)) : _mm256_slli_epi16(v, (to) - (bit)), \
+                     _mm256_set1_epi8(1 << (to)))
+
+/* q2_K: d_y d sum_s sc_s sum q p - d_y dmin sum_s m_s bsum_s */
+static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q2_K *x = (const block_q2_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    float sum = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        const __m128i packed = _mm_loadu_si128((const __m128i *)x[ib].scales);
+        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
+        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+        const int32_t msum = qgemv_hsum_i32x8(_mm256_madd_epi16(mn16, qgemv_k_bsums(&y[ib])));
+        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            const int8_t *p = y[ib].qs + 128 * h;
+            const __m256i u0 = _mm256_and_si256(bits, three);
+            const __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 2), three);
+            const __m256i u2 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), three);
+            const __m256i u3 = _mm256_and_si256(_mm256_srli_epi16(bits, 6), three);
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
+        }
+        const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1));
+        sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), qgemv_k_half(x[ib].dmin), isum, msum, 1);
+    }
+    return sum;
+}
+
+/* scales_q3_K_bytes in SIMD (no round trip through memory): the 16 scales minus 32, as s8 */
+static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
+    const __m128i lo8 = _mm_loadl_epi64((const __m128i *)packed);
+    const __m128i hi4 = _mm_cvtsi32_si128((int)qgemv_k_word(packed + 8));
+    const __m128i low = _mm_and_si128(_mm_unpacklo_epi64(lo8, _mm_srli_epi16(lo8, 4)), _mm_set1_epi8(0x0f));
+    const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(hi4, 0), _mm_setr_epi32(0, 2, 4, 6)),
+                                       _mm_set1_epi8(3));
+    return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
+}
+
+/* q3_K: levels stored as u = q + 4 in [0, 7]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 4 bsum_s) */
+static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q3_K *x = (const block_q3_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i three = _mm256_set1_epi8(3);
+    float sum = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
+        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+        const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
+        /* start from minus the offset, 4 sum_s sc_s bsum_s */
+        __m256i sum0 = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                        _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[ib])), 2));
+        __m256i sum1 = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            const int8_t *p = y[ib].qs + 128 * h;
+            const __m256i u0 = _mm256_or_si256(_mm256_and_si256(bits, three), QGEMV_K_BIT_TO(hbits, 4 * h + 0, 2));
+            const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2), three),
+                                               QGEMV_K_BIT_TO(hbits, 4 * h + 1, 2));
+            const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), three),
+                                               QGEMV_K_BIT_TO(hbits, 4 * h + 2, 2));
+            const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 6), three),
+                                               QGEMV_K_BIT_TO(hbits, 4 * h + 3, 2));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
+        }
+        const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1));
+        sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), 0.0f, isum, 0, 0);
+    }
+    return sum;
+}
+
+/* scale_min_k4 in SIMD: the 8 scales and 8 mins of q4_K / q5_K as the bytes
+ * [sc0..3, mn0..3, sc4..7, mn4..7] (the 16-byte load reads 4 bytes of qs too: ignored) */
+static inline __m128i qgemv_k4_scales_mins(const uint8_t packed[K_SCALE_SIZE]) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)packed);
+    const __m128i low6 = _mm_and_si128(v, _mm_setr_epi32(0x3f3f3f3f, 0x3f3f3f3f, 0, 0));
+    const __m128i s2 = _mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 2, 0, 0)), _mm_setr_epi32(0, 0, 0, 4));
+    const __m128i low4 = _mm_and_si128(s2, _mm_setr_epi32(0, 0, 0x0f0f0f0f, 0x0f0f0f0f));
+    const __m128i top2 = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 0, 0)), 2),
+                                       _mm_setr_epi32(0, 0, 0x30303030, 0x30303030));
+    return _mm_or_si128(low6, _mm_or_si128(low4, top2));
+}
+/* sub-block s's scale (byte s, or s + 4 for s >= 4, of the above) as s16 in every lane */
+static inline __m256i qgemv_k4_scale(__m256i scales_mins, int s) {
+    const int byte = s < 4 ? s : s + 4;
+    return _mm256_shuffle_epi8(scales_mins, _mm256_set1_epi16((short)(byte | 0x8000)));
+}
+
+/* q4_K and q5_K share everything but the 5th bit: d_y d sum_s sc_s sum u p - d_y dmin sum_s m_s bsum32_s */
+#define QGEMV_DEFINE_VEC_DOT_K4_AVX2(name, HIGH_BIT)                                       \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
+        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
+        float sum = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
+            const __m128i msum4 = _mm_madd_epi16(_mm_shuffle_epi8(sm, mins_to_s16), qgemv_k_bsums32(&y[ib])); \
+            const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
+            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
+            HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].qh);) \
+            for (int c = 0; c < 4; c++) {                                                  \
+                const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * c)); \
+                const int8_t *p = y[ib].qs + 64 * c;                                       \
+                __m256i u0 = _mm256_and_si256(bits, low4);                                 \
+                __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
+                HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
+                         u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
+                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k4_scale(sc, 2 * c))); \
+                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k4_scale(sc, 2 * c + 1))); \
+            }                                                                              \
+            /* both sums at once: isum in lanes 0-1, msum in lanes 2-3 */                  \
+            const __m256i s8 = _mm256_add_epi32(sum0, sum1);                               \
+            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1)); \
+            const __m128i r2 = _mm_add_epi32(_mm_unpacklo_epi64(isum4, msum4), _mm_unpackhi_epi64(isum4, msum4)); \
+            const __m128i r1 = _mm_add_epi32(r2, _mm_shuffle_epi32(r2, _MM_SHUFFLE(2, 3, 0, 1))); \
+            const int32_t isum = _mm_cvtsi128_si32(r1), msum = _mm_extract_epi32(r1, 2);   \
+            sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), qgemv_k_half(x[ib].dmin), isum, msum, 1); \
+        }                                                                                  \
+        return sum;                                                                        \
+    }
+#define QGEMV_K_NO_HIGH_BIT(...)
+#define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
+QGEMV_DEFINE_VEC_DOT_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_VEC_DOT_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
+
+/* q6_K: levels stored as u = q + 32 in [0, 63]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 32 bsum_s) */
+static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q6_K *x = (const block_q6_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+    float sum = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
+        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+        /* start from minus the offset, 32 sum_s sc_s bsum_s */
+        __m256i sum0 = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                        _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[ib])), 5));
+        __m256i sum1 = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h));
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h + 32));
+            const __m256i hb = _mm256_loadu_si256((const __m256i *)(x[ib].qh + 32 * h));
+            const int8_t *p = y[ib].qs + 128 * h;
+            const __m256i u0 = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45));
+            const __m256i u1 = _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45));
+            const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hb, bits45));
+            const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                               _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
+        }
+        const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1));
+        sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), 0.0f, isum, 0, 0);
+    }
+    return sum;
+}
+#endif /* QGEMV_AVX2 */
