@@ -7,10 +7,12 @@ from __future__ import annotations
 from . import _dispatch, _formats, _kernels
 from ._formats import Format
 from ._threads import get_num_threads, set_num_threads
+from .gguf import GGUFError, GGUFFile, GGUFWriter, TensorInfo, load_gguf
 from .qmatrix import QMatrix
 
 __version__ = "0.1.0"
-__all__ = ["QMatrix", "Format", "formats", "get_num_threads", "set_num_threads", "show_config"]
+__all__ = ["QMatrix", "Format", "formats", "get_num_threads", "set_num_threads", "show_config",
+           "load_gguf", "GGUFFile", "GGUFWriter", "GGUFError", "TensorInfo"]
 
 
 def formats(op: str | None = None) -> tuple[Format, ...]:

@@ -1,0 +1,6 @@
+"""``python -m qgemv``: see :mod:`qgemv.cli`."""
+import sys
+
+from qgemv.cli import main
+
+sys.exit(main())
