@@ -1,0 +1,342 @@
+"""A small reference llama model on QMatrix weights: readable numpy, llama.cpp's arithmetic.
+
+Design:
+
+1. The model is a *user* of qgemv: every projection is a ``QMatrix`` over the GGUF mmap and
+   runs through ``m @ x`` (activations quantized to the weight format's activation type, as
+   llama.cpp does); embeddings use ``dequantize_rows``; nothing dequantizes a whole matrix.
+2. Hidden states are float32 ``(n_tokens, dim)``; a prompt is one batched pass (each weight
+   row is read once for all prompt tokens), decoding is one token per pass.
+3. Attention follows llama.cpp's CPU defaults where they change numbers: K and V are kept in
+   f16 (its default KV-cache type) and the query is rounded to f16 before ``q . k``.
+   ``Llama(..., act="f32", kv_dtype="f32")`` turns both roundings off: the forward pass is
+   then float32 throughout, which the tests compare against a float64 reference.
+4. Architectures: ``llama`` and ``mistral`` (rotary embedding on adjacent pairs, the layout
+   llama.cpp's converter permutes Q and K into), ``qwen2`` (q/k/v biases, rotary embedding on
+   the two halves of each head: "NEOX" style).  Everything comes from the GGUF metadata.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .gguf import GGUFFile, load_gguf
+from .qmatrix import QMatrix
+from .tokenizer import StreamDecoder, Tokenizer
+
+__all__ = ["Llama", "LlamaConfig", "Sampler"]
+
+ARCHITECTURES = {"llama": "norm", "mistral": "norm", "qwen2": "neox"}   # arch -> rope style
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """Hyper-parameters, read from ``<arch>.*`` GGUF metadata."""
+
+    arch: str
+    dim: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    ffn_dim: int
+    n_vocab: int
+    rms_eps: float
+    rope_base: float
+    rope_dims: int
+    rope_style: str
+    context_length: int
+
+    @classmethod
+    def from_metadata(cls, meta, n_vocab: int) -> LlamaConfig:
+        arch = str(meta["general.architecture"])
+        if arch not in ARCHITECTURES:
+            raise NotImplementedError(f"general.architecture {arch!r} is not a llama-style model "
+                                      f"qgemv runs (supported: {', '.join(ARCHITECTURES)})")
+
+        def get(key, default=None):
+            value = meta.get(f"{arch}.{key}", default)
+            if value is None:
+                raise ValueError(f"GGUF metadata lacks {arch}.{key}")
+            return value
+
+        dim, n_heads = int(get("embedding_length")), int(get("attention.head_count"))
+        head_dim = int(get("attention.key_length", dim // n_heads))
+        return cls(
+            arch=arch, dim=dim, n_layers=int(get("block_count")), n_heads=n_heads,
+            n_kv_heads=int(get("attention.head_count_kv", n_heads)), head_dim=head_dim,
+            ffn_dim=int(get("feed_forward_length")), n_vocab=n_vocab,
+            rms_eps=float(get("attention.layer_norm_rms_epsilon", 1e-5)),
+            rope_base=float(get("rope.freq_base", 10000.0)),
+            rope_dims=int(get("rope.dimension_count", head_dim)),
+            rope_style=ARCHITECTURES[arch], context_length=int(get("context_length", 4096)),
+        )
+
+
+class _Layer:
+    """One transformer block's weights: QMatrix projections and float32 norms/biases."""
+
+    def __init__(self, f: GGUFFile, i: int):
+        p = f"blk.{i}."
+        self.attn_norm = f.array(p + "attn_norm.weight")
+        self.wq, self.wk, self.wv = (f.qmatrix(p + f"attn_{n}.weight") for n in "qkv")
+        self.wo = f.qmatrix(p + "attn_output.weight")
+        self.bq, self.bk, self.bv = (f.array(p + f"attn_{n}.bias") if p + f"attn_{n}.bias" in f.tensors
+                                     else None for n in "qkv")
+        self.ffn_norm = f.array(p + "ffn_norm.weight")
+        self.w_gate, self.w_up, self.w_down = (f.qmatrix(p + f"ffn_{n}.weight") for n in ("gate", "up", "down"))
+
+
+def _linear(w: QMatrix, x: np.ndarray, n_threads: int | None, act: str | None,
+            bias: np.ndarray | None = None) -> np.ndarray:
+    """x @ W.T for x (n, in) -> (n, out), through QMatrix (act None: ggml's arithmetic)."""
+    if x.shape[0] == 1:
+        y = w.matmul(x[0], act=act, n_threads=n_threads)[None]
+    else:
+        y = w.matmul(x.T, act=act, n_threads=n_threads).T
+    return y + bias if bias is not None else y
+
+
+def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """x / sqrt(mean(x^2) + eps) * weight, per row."""
+    ms = np.mean(np.square(x, dtype=np.float32), axis=-1, keepdims=True, dtype=np.float32)
+    return (x / np.sqrt(ms + np.float32(eps))) * weight
+
+
+def _f16(x: np.ndarray) -> np.ndarray:
+    """x rounded to f16 and back: the precision llama.cpp's KV cache keeps."""
+    return x.astype(np.float16).astype(np.float32)
+
+
+def _f32(x: np.ndarray) -> np.ndarray:
+    return x
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (np.float32(1) + np.exp(-x))
+
+
+class Llama:
+    """A llama-family transformer over the weights of a GGUF file.
+
+    Examples
+    --------
+    >>> model = Llama.from_gguf("SmolLM2-135M-Instruct.Q4_1.gguf")      # doctest: +SKIP
+    >>> ids = model.tokenizer.encode("The capital of France is")          # doctest: +SKIP
+    >>> print(model.tokenizer.decode(list(model.generate(ids, 8))))       # doctest: +SKIP
+     Paris. ...
+    """
+
+    def __init__(self, f: GGUFFile, n_threads: int | None = None, act: str | None = None,
+                 kv_dtype: str = "f16"):
+        if kv_dtype not in ("f16", "f32"):
+            raise ValueError(f"kv_dtype must be 'f16' (llama.cpp's) or 'f32', not {kv_dtype!r}")
+        self.file = f
+        self.n_threads = n_threads
+        self.act = act
+        self._kv_round = _f16 if kv_dtype == "f16" else _f32
+        # a file without a vocabulary still runs forward passes on token ids
+        self.tokenizer = (Tokenizer.from_metadata(f.metadata) if "tokenizer.ggml.model" in f.metadata
+                          else None)
+        self.tok_embd = f.qmatrix("token_embd.weight")
+        n_vocab = self.tok_embd.shape[0]
+        self.config = c = LlamaConfig.from_metadata(f.metadata, n_vocab)
+        self.layers = [_Layer(f, i) for i in range(c.n_layers)]
+        self.output_norm = f.array("output_norm.weight")
+        # tied embeddings: the output projection is the embedding matrix itself
+        self.output = f.qmatrix("output.weight") if "output.weight" in f.tensors else self.tok_embd
+        freq_factors = f.array("rope_freqs.weight") if "rope_freqs.weight" in f.tensors else None
+        self._inv_freq = self._rope_inv_freq(c, freq_factors)
+        self._cache_k: np.ndarray | None = None
+        self._cache_v: np.ndarray | None = None
+        self.n_past = 0
+
+    @classmethod
+    def from_gguf(cls, path, n_threads: int | None = None, **options) -> Llama:
+        """Open a GGUF file (mmap, zero-copy) and build the model from its metadata;
+        ``options`` are those of the constructor (act, kv_dtype)."""
+        return cls(load_gguf(path), n_threads=n_threads, **options)
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        """Forget every position: the next forward starts a new sequence."""
+        self.n_past = 0
+
+    def _ensure_cache(self, n_total: int) -> None:
+        c = self.config
+        if n_total > c.context_length:
+            raise ValueError(f"sequence of {n_total} tokens exceeds the context length {c.context_length}")
+        cap = 0 if self._cache_k is None else self._cache_k.shape[2]
+        if n_total <= cap:
+            return
+        new_cap = min(c.context_length, max(256, 2 * cap, n_total))
+        shape = (c.n_layers, c.n_kv_heads, new_cap, c.head_dim)
+        k, v = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+        if cap:
+            k[:, :, :cap], v[:, :, :cap] = self._cache_k, self._cache_v
+        self._cache_k, self._cache_v = k, v
+
+    # ------------------------------------------------------------------ maths
+    @staticmethod
+    def _rope_inv_freq(c: LlamaConfig, freq_factors) -> np.ndarray:
+        """theta_i = base^(-2i / rope_dims) (divided by the file's frequency factors, if any)."""
+        i = np.arange(c.rope_dims // 2, dtype=np.float64)
+        inv = c.rope_base ** (-2.0 * i / c.rope_dims)
+        if freq_factors is not None:
+            inv = inv / freq_factors.astype(np.float64)
+        return inv
+
+    def _rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i."""
+        c = self.config
+        angle = positions[:, None].astype(np.float64) * self._inv_freq[None, :]   # (n, rope_dims/2)
+        cos = np.cos(angle).astype(np.float32)[:, None, :]
+        sin = np.sin(angle).astype(np.float32)[:, None, :]
+        out = x.copy()
+        r = c.rope_dims
+        if c.rope_style == "norm":     # pairs (2i, 2i+1)
+            a, b = x[..., 0:r:2], x[..., 1:r:2]
+            out[..., 0:r:2] = a * cos - b * sin
+            out[..., 1:r:2] = a * sin + b * cos
+        else:                          # neox: pairs (i, i + r/2)
+            a, b = x[..., : r // 2], x[..., r // 2: r]
+            out[..., : r // 2] = a * cos - b * sin
+            out[..., r // 2: r] = a * sin + b * cos
+        return out
+
+    def _attention(self, li: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, start: int) -> np.ndarray:
+        """Causal grouped-query attention of n new positions over the cache; (n, heads * head_dim)."""
+        c = self.config
+        n = q.shape[0]
+        end = start + n
+        ck, cv = self._cache_k[li], self._cache_v[li]
+        ck[:, start:end] = self._kv_round(k).transpose(1, 0, 2)
+        cv[:, start:end] = self._kv_round(v).transpose(1, 0, 2)
+        group = c.n_heads // c.n_kv_heads
+        qh = self._kv_round(q).transpose(1, 0, 2).reshape(c.n_kv_heads, group * n, c.head_dim)   # heads of a kv group together
+        scores = qh @ ck[:, :end].transpose(0, 2, 1) * np.float32(1.0 / np.sqrt(c.head_dim))
+        scores = scores.reshape(c.n_kv_heads, group, n, end)
+        mask = np.arange(end)[None, :] > (start + np.arange(n))[:, None]                # future positions
+        scores[..., mask] = -np.inf
+        scores -= scores.max(axis=-1, keepdims=True)
+        p = np.exp(scores)
+        p /= p.sum(axis=-1, keepdims=True)
+        out = p.reshape(c.n_kv_heads, group * n, end) @ cv[:, :end]                      # (kv, group*n, hd)
+        return out.reshape(c.n_heads, n, c.head_dim).transpose(1, 0, 2).reshape(n, c.n_heads * c.head_dim)
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, tokens: Sequence[int], pos: int | None = None, last_only: bool = False) -> np.ndarray:
+        """Logits (n, vocab) float32 for ``tokens`` at positions pos, pos+1, ...; appends them
+        to the KV cache.  ``pos`` defaults to the number of positions already seen (and may
+        only rewind, never skip).  ``last_only`` returns just the last row, (1, vocab)."""
+        c = self.config
+        tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
+        n = tokens.size
+        if n == 0:
+            raise ValueError("forward needs at least one token")
+        if ((tokens < 0) | (tokens >= c.n_vocab)).any():
+            raise ValueError(f"token ids must be in [0, {c.n_vocab})")
+        start = self.n_past if pos is None else int(pos)
+        if not 0 <= start <= self.n_past:
+            raise ValueError(f"pos {start} is past the {self.n_past} positions in the cache")
+        self._ensure_cache(start + n)
+        t, act = self.n_threads, self.act
+        positions = np.arange(start, start + n)
+        x = self.tok_embd.dequantize_rows(tokens)
+        for li, L in enumerate(self.layers):
+            h = _rms_norm(x, L.attn_norm, c.rms_eps)
+            q = _linear(L.wq, h, t, act, L.bq).reshape(n, c.n_heads, c.head_dim)
+            k = _linear(L.wk, h, t, act, L.bk).reshape(n, c.n_kv_heads, c.head_dim)
+            v = _linear(L.wv, h, t, act, L.bv).reshape(n, c.n_kv_heads, c.head_dim)
+            attn = self._attention(li, self._rope(q, positions), self._rope(k, positions), v, start)
+            x = x + _linear(L.wo, attn, t, act)
+            h = _rms_norm(x, L.ffn_norm, c.rms_eps)
+            gate, up = _linear(L.w_gate, h, t, act), _linear(L.w_up, h, t, act)
+            x = x + _linear(L.w_down, _silu(gate) * up, t, act)
+        self.n_past = start + n
+        if last_only:
+            x = x[-1:]
+        return np.ascontiguousarray(_linear(self.output, _rms_norm(x, self.output_norm, c.rms_eps), t, act))
+
+    # ------------------------------------------------------------------ generation
+    def generate(self, prompt: Sequence[int], n: int, sampler: Sampler | None = None,
+                 stats: dict | None = None) -> Iterator[int]:
+        """Yield up to n new token ids after ``prompt`` (a fresh sequence), stopping after an
+        end-of-generation token.  ``stats`` (a dict, optional) receives prompt/decode timings."""
+        sampler = sampler or Sampler()
+        self.reset()
+        history = list(prompt)
+        t0 = time.perf_counter()
+        logits = self.forward(history, last_only=True)[0]
+        t1 = time.perf_counter()
+        produced = 0
+        for _ in range(n):
+            token = sampler(logits, history)
+            history.append(token)
+            produced += 1
+            yield token
+            if produced == n or (self.tokenizer is not None and self.tokenizer.is_eog(token)):
+                break
+            logits = self.forward([token], last_only=True)[0]
+        if stats is not None:
+            stats.update(prompt_tokens=len(prompt), prompt_s=t1 - t0,
+                         gen_tokens=produced, gen_s=time.perf_counter() - t1)
+
+    def generate_text(self, text: str, n: int, sampler: Sampler | None = None,
+                      on_text: Callable[[str], None] | None = None, stats: dict | None = None) -> str:
+        """Encode ``text``, generate up to n tokens, and return (and stream) the new text."""
+        if self.tokenizer is None:
+            raise ValueError("this GGUF file has no tokenizer metadata: use generate() on token ids")
+        decoder = StreamDecoder(self.tokenizer)
+        pieces = []
+        for token in self.generate(self.tokenizer.encode(text), n, sampler, stats):
+            piece = decoder.push(token)
+            if piece:
+                pieces.append(piece)
+                if on_text:
+                    on_text(piece)
+        tail = decoder.flush()
+        if tail:
+            pieces.append(tail)
+            if on_text:
+                on_text(tail)
+        return "".join(pieces)
+
+
+class Sampler:
+    """Next-token choice as llama.cpp's default chain: repetition penalty, top-k, top-p,
+    temperature, then a draw; ``temperature <= 0`` is greedy (argmax).
+
+    >>> Sampler()(np.array([0.1, 2.0, -1.0], np.float32), [])
+    1
+    """
+
+    def __init__(self, temperature: float = 0.0, top_k: int = 40, top_p: float = 0.95,
+                 repeat_penalty: float = 1.0, repeat_last_n: int = 64, seed: int | None = None):
+        if top_k < 0 or not 0 < top_p <= 1 or repeat_penalty <= 0:
+            raise ValueError("need top_k >= 0, 0 < top_p <= 1, repeat_penalty > 0")
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
+        self.repeat_penalty, self.repeat_last_n = repeat_penalty, repeat_last_n
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, logits: np.ndarray, history: Sequence[int]) -> int:
+        logits = np.array(logits, dtype=np.float64)
+        if self.repeat_penalty != 1.0 and history:
+            seen = np.unique(np.asarray(history[-self.repeat_last_n:], dtype=np.int64))
+            vals = logits[seen]
+            logits[seen] = np.where(vals > 0, vals / self.repeat_penalty, vals * self.repeat_penalty)
+        if self.temperature <= 0:
+            return int(np.argmax(logits))
+        order = np.argsort(-logits, kind="stable")
+        if self.top_k:
+            order = order[: self.top_k]
+        probs = np.exp((logits[order] - logits[order[0]]))
+        probs /= probs.sum()
+        keep = int(np.searchsorted(np.cumsum(probs), self.top_p) + 1)   # smallest set with mass >= top_p
+        order = order[:keep]
+        probs = np.exp((logits[order] - logits[order[0]]) / self.temperature)
+        probs /= probs.sum()
+        return int(order[self.rng.choice(order.size, p=probs)])
