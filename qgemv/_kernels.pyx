@@ -13,7 +13,7 @@ Design:
    `n_threads` is always resolved by the caller (qgemv/_threads.py).
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
-from cython.parallel cimport prange, parallel, threadid
+from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t, uint8_t
 
 from qgemv._kernels cimport (
@@ -106,13 +106,12 @@ def matmul_f32(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], cols = x.shape[1], r, j
     cdef const uint8_t *base = &data[0]
-    cdef float *row
-    with nogil, parallel(num_threads=n_threads):
-        row = &scratch[threadid(), 0]
-        for r in prange(rows, schedule="static"):
-            t.dequant_row[qtype](base + r * row_nbytes, row, cols)
+    with nogil:
+        for r in prange(rows, schedule="static", num_threads=n_threads):
+            # this thread's scratch row: row r dequantized once, then dotted with each column
+            t.dequant_row[qtype](base + r * row_nbytes, &scratch[threadid(), 0], cols)
             for j in range(batch):
-                out[r, j] = t.dot_f32(cols, row, &x[j, 0])
+                out[r, j] = t.dot_f32(cols, &scratch[threadid(), 0], &x[j, 0])
 
 
 def grid_table(str name):

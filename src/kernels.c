@@ -27,7 +27,7 @@
 #include "formats/q32.h"
 #include "formats/iquants.h"
 #include "formats/fp4_bits.h"
-#include "formats/ternary.h"     /* after fp4_bits.h: shares qgemv_f16x4 */
+#include "formats/ternary.h"
 #include "formats/iq4_xs.h"
 #include "formats/iq1.h"
 #include "formats/kquants.h"

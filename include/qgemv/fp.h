@@ -1,19 +1,32 @@
 /* qgemv/fp.h: the small float formats of ggml blocks, converted exactly.
  *
- * Scalar and portable: every ISA variant decodes scales through these, so dequantize is
- * bit-identical across variants.  Wide conversions (F16C, AVX-512) live in simd.h.
+ * Every ISA variant decodes scales through these, and each conversion is exact (or correctly
+ * rounded), so dequantize is bit-identical across variants.  Wide conversions live in simd.h.
  */
 #ifndef QGEMV_FP_H
 #define QGEMV_FP_H
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 static inline float qgemv_bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t qgemv_f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* binary16 -> binary32, exact (subnormals and NaN payloads included) */
+/* binary16 -> binary32, exact (subnormals and NaN payloads included); one F16C instruction
+ * where the ISA variant has it, the bit manipulation below otherwise (same result) */
+static inline float qgemv_fp16_to_fp32_portable(uint16_t h);
 static inline float qgemv_fp16_to_fp32(uint16_t h) {
+#if defined(__F16C__)
+    return _cvtsh_ss(h);
+#else
+    return qgemv_fp16_to_fp32_portable(h);
+#endif
+}
+
+static inline float qgemv_fp16_to_fp32_portable(uint16_t h) {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t mant = h & 0x3ffu;

@@ -33,6 +33,11 @@ static inline int qgemv_hsum_i32x8(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+/* four f16 -> four floats (exact) */
+static inline __m128 qgemv_f16x4(qgemv_half a, qgemv_half b, qgemv_half c, qgemv_half d) {
+    return _mm_cvtph_ps(_mm_setr_epi16((short)a, (short)b, (short)c, (short)d, 0, 0, 0, 0));
+}
+
 /* u8 x s8 products summed in groups of 4 into 8 int32 lanes */
 static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
 #if defined(QGEMV_AVX512)

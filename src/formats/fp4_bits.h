@@ -82,11 +82,6 @@ static inline __m256i qgemv_sum4_i16(__m256i p0, __m256i p1, __m256i p2, __m256i
     return _mm256_madd_epi16(b, _mm256_set1_epi16(1));
 }
 
-/* four f16 -> four floats (exact) */
-static inline __m128 qgemv_f16x4(qgemv_half a, qgemv_half b, qgemv_half c, qgemv_half d) {
-    return _mm_cvtph_ps(_mm_setr_epi16((short)a, (short)b, (short)c, (short)d, 0, 0, 0, 0));
-}
-
 /* s8 x s8 products summed in pairs into int16 */
 static inline __m256i qgemv_dot_s8s8_i16x16(__m256i x, __m256i y) {
     return _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));

@@ -13,7 +13,6 @@
  * and the rows around them: dequant_row_<name> (x = (float)(t - 1) d, ggml's order) and
  * vec_dot_<name>_q8_K = sum_b d_x d_y (sum_j t_j a_j - sum_j a_j), the second sum being the
  * q8_K block's bsums, so the AVX2 inner loop is unsigned x signed bytes only (maddubs).
- * Included after fp4_bits.h, whose qgemv_f16x4 it uses.
  */
 
 /* ---------------------------------------------------------------- tq1_0 */
