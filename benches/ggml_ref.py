@@ -356,8 +356,9 @@ class MulMat:
             g.ggml_build_forward_expand(gr, C.cast(y, P))
             self.graphs.append(gr)
         params = g.ggml_threadpool_params_default(n_threads)
+        params.paused = True                  # no spinning workers until the first run
         self.pool = g.ggml_threadpool_new(C.byref(params))
-        self.paused = False
+        self.paused = True
         for gr in self.graphs:
             plan = g.ggml_graph_plan(gr, n_threads, self.pool)
             work = np.empty(max(plan.work_size, 1) + 64, np.uint8)
