@@ -74,10 +74,24 @@ class _null:
         return False
 
 
+_shape_cache: dict = {}
+
+
+def shape_data(fmt, shape, with_numpy):
+    """Weight copies (and the dense float32 matrix for numpy) of the current format and shape."""
+    key = (fmt.id, shape)
+    if key not in _shape_cache:
+        _shape_cache.clear()
+        copies = harness.weight_copies(fmt, *shape, out_of_cache=shape[0] >= 14336)
+        dense = QMatrix(copies[0], fmt.id, shape).dequantize() if with_numpy else None
+        _shape_cache[key] = copies, dense
+    return _shape_cache[key]
+
+
 def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
     rows, cols = shape
     out_of_cache = rows >= 14336
-    copies = harness.weight_copies(fmt, rows, cols, out_of_cache)
+    copies, dense = shape_data(fmt, shape, with_numpy)
     x = harness.activations(cols, batch)
     runners = {"qgemv": harness.QgemvGemv(fmt, copies, rows, cols, x, threads)}
     closers = []
@@ -108,10 +122,7 @@ def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
             if row["ggml_repack_ms"] < row["ggml_ms"]:
                 row["ggml_ms"], row["ggml_path"] = row["ggml_repack_ms"], "r"
     if with_numpy:
-        dense = QMatrix(copies[0], fmt.id, shape).dequantize()
         row["numpy_ms"] = numpy_matmul_ms(dense, x, threads, max(3, reps // 4))
-        del dense
-    del copies, runners
     return row
 
 
@@ -300,6 +311,7 @@ def main(argv=None):
             print(f"  {fmt.name} {shape[0]}x{shape[1]} b{batch} t{threads}: qgemv {r['qgemv_ms']:.3f} ms"
                   + (f", ggml {r['ggml_ms']:.3f} ms{' (repacked)' if r['ggml_path'] else ''}" if 'ggml_ms' in r else ""),
                   flush=True)
+    _shape_cache.clear()
     if not args.no_dequant:
         for fmt in harness.dequant_formats(args.formats):
             rows.append(run_dequant(fmt, max(5, reps // 3), g, not args.no_numpy))
