@@ -114,6 +114,7 @@ def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
     row = {"op": "gemv", "format": fmt.name, "shape": shape, "batch": batch, "threads": threads,
            "cache": "out" if out_of_cache else "in", "nbytes": copies[0].nbytes,
            "qgemv_ms": 1e3 * STAT(times["qgemv"])}
+    add_min_ratio(row, times)
     if "ggml" in times:
         row["ggml_plain_ms"] = 1e3 * STAT(times["ggml"])
         row["ggml_ms"], row["ggml_path"] = row["ggml_plain_ms"], ""
@@ -137,6 +138,7 @@ def run_dequant(fmt, reps, g, with_numpy):
     times = harness.interleaved(runners, reps)
     row = {"op": "dequant", "format": fmt.name, "shape": (rows, cols), "batch": None, "threads": 1,
            "cache": "in", "nbytes": w.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
+    add_min_ratio(row, times)
     if "ggml" in times:
         row["ggml_ms"], row["ggml_path"] = 1e3 * STAT(times["ggml"]), ""
     if with_numpy and fmt.gguf_py:
@@ -152,6 +154,13 @@ def run_dequant(fmt, reps, g, with_numpy):
     return row
 
 
+def add_min_ratio(row, times) -> None:
+    """ggml/qgemv from each side's fastest call: what the two do when nothing else interferes."""
+    g = [min(ts) for name, ts in times.items() if name.startswith("ggml") and ts]
+    if g:
+        row["ratio_min"] = min(g) / min(times["qgemv"])
+
+
 def finish(row, bandwidth):
     row["gbps"] = row["nbytes"] / (row["qgemv_ms"] * 1e-3) / 1e9
     if row["op"] == "gemv":
@@ -164,7 +173,7 @@ def finish(row, bandwidth):
 
 COLUMNS = [("op", "op"), ("format", "format"), ("shape", "shape"), ("batch", "batch"),
            ("threads", "thr"), ("qgemv_ms", "qgemv ms"), ("ggml_ms", "ggml ms"),
-           ("ratio", "ggml/qgemv"), ("gbps", "qgemv GB/s"), ("ggml_gbps", "ggml GB/s"),
+           ("ratio", "ggml/qgemv"), ("ratio_min", "(min)"), ("gbps", "qgemv GB/s"), ("ggml_gbps", "ggml GB/s"),
            ("pct_bw", "% bw"), ("numpy_ms", "numpy ms")]
 
 
@@ -178,7 +187,7 @@ def cell(row, key) -> str:
         return f"{v:.3f}" + (" r" if row.get("ggml_path") else "")
     if key in ("qgemv_ms", "numpy_ms"):
         return f"{v:.3f}" if v < 100 else f"{v:.0f}"
-    if key == "ratio":
+    if key in ("ratio", "ratio_min"):
         return f"{v:.2f}"
     if key in ("gbps", "ggml_gbps", "pct_bw"):
         return f"{v:.1f}" if key != "pct_bw" else f"{v:.0f}%"
@@ -250,6 +259,7 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side (qgemv and ggml alternating in blocks of 5, "
         f"first call of each block dropped). \"(out)\": weights rotated through copies totalling >= 256 MiB. "
         f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time. "
+        f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs. "
         f"% bw: of the read bandwidth at the same thread count. numpy ms: float32 `dequantize(W) @ x` "
         f"(OpenBLAS, same threads) for gemv; gguf-py's `dequantize` for dequant.",
         "",
