@@ -37,7 +37,8 @@ import ggml_ref  # noqa: E402
 import qgemv  # noqa: E402
 from qgemv import QMatrix  # noqa: E402
 
-BEGIN, END = "<!-- compare.py: begin generated section -->", "<!-- compare.py: end generated section -->"
+def markers(section: str) -> tuple[str, str]:
+    return f"<!-- compare.py: begin {section} -->", f"<!-- compare.py: end {section} -->"
 MAIN_CASE = ("gemv", (14336, 4096), 1, 2)     # issue 6's headline: out of cache, 2 threads
 STAT = harness.median                          # or min (--stat min)
 
@@ -241,7 +242,9 @@ def chart(rows, bandwidth, path: Path) -> str | None:
     return None
 
 
-def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path: Path, stat="median") -> None:
+def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path: Path, stat="median",
+               section="generated section") -> None:
+    BEGIN, END = markers(section)
     today = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     main = [r for r in rows if (r["op"], r["shape"], r["batch"], r["threads"]) == MAIN_CASE]
     lines = [
@@ -282,6 +285,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
             post = rest.split(END, 1)[1]
             path.write_text(pre + block + post)
             return
+        path.write_text(text.rstrip("\n") + "\n\n" + block + "\n")
+        return
     path.write_text("# qgemv benchmark results\n\n" + block + "\n")
 
 
@@ -295,6 +300,8 @@ def main(argv=None):
     ap.add_argument("--chart", default=str(HERE / "gemv_gbps.png"), help="PNG path ('' to skip)")
     ap.add_argument("--results", nargs="?", const=str(HERE / "RESULTS.md"), default=None,
                     help="write the table into RESULTS.md (default path benches/RESULTS.md)")
+    ap.add_argument("--section", default="generated section",
+                    help="name of the RESULTS.md section to (re)write, e.g. one per ggml build")
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="statistic over the timed calls (min: the least-disturbed call on a busy machine)")
     args = ap.parse_args(argv)
@@ -344,7 +351,7 @@ def main(argv=None):
             except ValueError:
                 chart_rel = args.chart
     if args.results:
-        results_md(rows, bw, info, ggml_desc, command, chart_rel, reps, Path(args.results), args.stat)
+        results_md(rows, bw, info, ggml_desc, command, chart_rel, reps, Path(args.results), args.stat, args.section)
         print(f"wrote {args.results}")
     return rows
 
