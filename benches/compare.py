@@ -309,6 +309,8 @@ def main(argv=None):
     STAT = harness.median if args.stat == "median" else min
     reps = args.reps or (15 if args.quick else 40)
     command = "python benches/compare.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if os.environ.get("QGEMV_GGML_LIB"):
+        command = f"QGEMV_GGML_LIB={os.environ['QGEMV_GGML_LIB']} " + command
     g = ggml_ref.load()
     ggml_desc = g.describe() if g else "ggml: not found (pip install libggml-python, or set QGEMV_GGML_LIB)"
     if g and not g.features.get("avx512") and "avx512f" in open("/proc/cpuinfo").read():
