@@ -157,6 +157,34 @@ static void dequant_row_q2_0(const void *restrict src, float *restrict dst, int6
 
 /* ---------------------------------------------------------------- products with q8_0 */
 
+/* one nvfp4 block against its two q8_0 blocks, ggml's generic order: per 16-value
+ * sub-block s, d_y d_s isum_s */
+static inline float block_dot_nvfp4_q8_0_ref(const block_nvfp4 *x, const block_q8_0 *y) {
+    int8_t q[QK_NVFP4];
+    unpack_nvfp4_ref(x, q);
+    float sum = 0.0f;
+    for (int s = 0; s < 4; s++) {
+        const block_q8_0 *yb = &y[s / 2];
+        int32_t isum = 0;
+        for (int j = 0; j < 16; j++) isum += q[16 * s + j] * yb->qs[16 * (s % 2) + j];
+        sum += qgemv_fp16_to_fp32(yb->d) * qgemv_ue4m3_to_fp32_half(x->d[s]) * (float)isum;
+    }
+    return sum;
+}
+
+/* one q2_0 block against its two q8_0 blocks, ggml's generic order: d_x (sum_k d_y(k) isum_k) */
+static inline float block_dot_q2_0_q8_0_ref(const block_q2_0 *x, const block_q8_0 *y) {
+    int8_t q[QK2_0];
+    unpack_q2_0_ref(x, q);
+    float sumi = 0.0f;
+    for (int k = 0; k < 2; k++) {
+        int32_t isum = 0;
+        for (int j = 0; j < 32; j++) isum += q[32 * k + j] * y[k].qs[j];
+        sumi += qgemv_fp16_to_fp32(y[k].d) * (float)isum;
+    }
+    return qgemv_fp16_to_fp32(x->d) * sumi;
+}
+
 #if defined(QGEMV_AVX2)
 /* sum_b sum_s d_s d_y(s) sum_j q_j a_j; two nvfp4 blocks (four q8_0 blocks) per step */
 static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
@@ -190,16 +218,7 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
         acc = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(sums), acc);
     }
     float sum = qgemv_hsum_f32x8(acc);
-    for (; ib < nb; ib++) {
-        int8_t q[QK_NVFP4];
-        unpack_nvfp4_ref(&x[ib], q);
-        for (int s = 0; s < 4; s++) {
-            const block_q8_0 *yb = &y[2 * ib + s / 2];
-            int32_t isum = 0;
-            for (int j = 0; j < 16; j++) isum += q[16 * s + j] * yb->qs[16 * (s % 2) + j];
-            sum += _cvtsh_ss(yb->d) * qgemv_ue4m3_to_fp32_half(x[ib].d[s]) * (float)isum;
-        }
-    }
+    for (; ib < nb; ib++) sum += block_dot_nvfp4_q8_0_ref(&x[ib], &y[2 * ib]);
     return sum;
 }
 
@@ -248,33 +267,15 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
         acc = _mm256_fmadd_ps(_mm256_set_m128(d4, d4), _mm256_cvtepi32_ps(sums), acc);
     }
     float sum = qgemv_hsum_f32x8(acc);
-    for (; ib < nb; ib++) {
-        const __m256i qs = q2_0_broadcast_qs(&x[ib]);
-        float sumi = 0.0f;
-        for (int k = 0; k < 2; k++) {
-            const __m256i p = _mm256_madd_epi16(q2_0_dot_i16x16(codes_q2_0(qs, k), &y[2 * ib + k]), _mm256_set1_epi16(1));
-            sumi += _cvtsh_ss(y[2 * ib + k].d) * (float)qgemv_hsum_i32x8(p);
-        }
-        sum += _cvtsh_ss(x[ib].d) * sumi;
-    }
+    for (; ib < nb; ib++) sum += block_dot_q2_0_q8_0_ref(&x[ib], &y[2 * ib]);
     return sum;
 }
 #else
-/* ggml's generic order: per 16-value sub-block, d_y d_s isum */
 static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
     const block_nvfp4 *x = (const block_nvfp4 *)w;
     const block_q8_0 *y = (const block_q8_0 *)a;
     float sum = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_NVFP4; ib++) {
-        int8_t q[QK_NVFP4];
-        unpack_nvfp4_ref(&x[ib], q);
-        for (int s = 0; s < 4; s++) {
-            const block_q8_0 *yb = &y[2 * ib + s / 2];
-            int32_t isum = 0;
-            for (int j = 0; j < 16; j++) isum += q[16 * s + j] * yb->qs[16 * (s % 2) + j];
-            sum += qgemv_fp16_to_fp32(yb->d) * qgemv_ue4m3_to_fp32_half(x[ib].d[s]) * (float)isum;
-        }
-    }
+    for (int64_t ib = 0; ib < n / QK_NVFP4; ib++) sum += block_dot_nvfp4_q8_0_ref(&x[ib], &y[2 * ib]);
     return sum;
 }
 
@@ -300,18 +301,7 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
     const block_q2_0 *x = (const block_q2_0 *)w;
     const block_q8_0 *y = (const block_q8_0 *)a;
     float sum = 0.0f;
-    for (int64_t ib = 0; ib < n / QK2_0; ib++) {
-        int8_t q[QK2_0];
-        unpack_q2_0_ref(&x[ib], q);
-        float sumi = 0.0f;
-        for (int k = 0; k < 2; k++) {
-            const block_q8_0 *yb = &y[2 * ib + k];
-            int32_t isum = 0;
-            for (int j = 0; j < 32; j++) isum += q[32 * k + j] * yb->qs[j];
-            sumi += qgemv_fp16_to_fp32(yb->d) * (float)isum;
-        }
-        sum += qgemv_fp16_to_fp32(x[ib].d) * sumi;
-    }
+    for (int64_t ib = 0; ib < n / QK2_0; ib++) sum += block_dot_q2_0_q8_0_ref(&x[ib], &y[2 * ib]);
     return sum;
 }
 #endif
