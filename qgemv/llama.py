@@ -189,12 +189,14 @@ class Llama:
             inv = inv / freq_factors.astype(np.float64)
         return inv
 
-    def _rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    def _rope_tables(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """cos and sin of pos * theta_i, (n, 1, rope_dims/2): computed once per forward pass."""
+        angle = positions[:, None].astype(np.float64) * self._inv_freq[None, :]
+        return np.cos(angle).astype(np.float32)[:, None, :], np.sin(angle).astype(np.float32)[:, None, :]
+
+    def _rope(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i."""
         c = self.config
-        angle = positions[:, None].astype(np.float64) * self._inv_freq[None, :]   # (n, rope_dims/2)
-        cos = np.cos(angle).astype(np.float32)[:, None, :]
-        sin = np.sin(angle).astype(np.float32)[:, None, :]
         out = x.copy()
         r = c.rope_dims
         if c.rope_style == "norm":     # pairs (2i, 2i+1)
@@ -219,8 +221,8 @@ class Llama:
         qh = self._kv_round(q).transpose(1, 0, 2).reshape(c.n_kv_heads, group * n, c.head_dim)   # heads of a kv group together
         scores = qh @ ck[:, :end].transpose(0, 2, 1) * np.float32(1.0 / np.sqrt(c.head_dim))
         scores = scores.reshape(c.n_kv_heads, group, n, end)
-        mask = np.arange(end)[None, :] > (start + np.arange(n))[:, None]                # future positions
-        scores[..., mask] = -np.inf
+        if n > 1:                                                                        # hide future positions
+            scores[..., np.arange(end)[None, :] > (start + np.arange(n))[:, None]] = -np.inf
         scores -= scores.max(axis=-1, keepdims=True)
         p = np.exp(scores)
         p /= p.sum(axis=-1, keepdims=True)
@@ -244,14 +246,14 @@ class Llama:
             raise ValueError(f"pos {start} is past the {self.n_past} positions in the cache")
         self._ensure_cache(start + n)
         t, act = self.n_threads, self.act
-        positions = np.arange(start, start + n)
+        cos, sin = self._rope_tables(np.arange(start, start + n))
         x = self.tok_embd.dequantize_rows(tokens)
         for li, L in enumerate(self.layers):
             h = _rms_norm(x, L.attn_norm, c.rms_eps)
             q = _linear(L.wq, h, t, act, L.bq).reshape(n, c.n_heads, c.head_dim)
             k = _linear(L.wk, h, t, act, L.bk).reshape(n, c.n_kv_heads, c.head_dim)
             v = _linear(L.wv, h, t, act, L.bv).reshape(n, c.n_kv_heads, c.head_dim)
-            attn = self._attention(li, self._rope(q, positions), self._rope(k, positions), v, start)
+            attn = self._attention(li, self._rope(q, cos, sin), self._rope(k, cos, sin), v, start)
             x = x + _linear(L.wo, attn, t, act)
             h = _rms_norm(x, L.ffn_norm, c.rms_eps)
             gate, up = _linear(L.w_gate, h, t, act), _linear(L.w_up, h, t, act)
