@@ -2,7 +2,7 @@
 # Build qgemv's sdist and manylinux wheel and prove both, end to end, on Linux x86-64:
 #
 #   1. python -m build: the sdist, then the wheel built from that sdist (so the sdist is complete);
-#   2. auditwheel repair: a manylinux wheel with libgomp bundled (qgemv.libs/);
+#   2. auditwheel repair --strip: a manylinux wheel with libgomp bundled (qgemv.libs/);
 #   3. a fresh venv with NO compiler reachable installs the repaired wheel (binary only) and runs
 #      the test suite against the installed package, once per ISA variant (QGEMV_ISA=baseline,
 #      avx2, avx512; a variant this CPU cannot run is skipped with a message);
@@ -49,7 +49,7 @@ sdist=$(ls "$WORK"/dist/qgemv-*.tar.gz)
 raw_wheel=$(ls "$WORK"/dist/qgemv-*.whl)
 
 say "auditwheel repair"
-"$PY" -m auditwheel repair --wheel-dir "$WORK/repaired" "$raw_wheel"
+"$PY" -m auditwheel repair --strip --wheel-dir "$WORK/repaired" "$raw_wheel"
 wheel=$(ls "$WORK"/repaired/qgemv-*.whl)
 "$PY" -m auditwheel show "$wheel"
 "$PY" - "$wheel" <<'EOF'
