@@ -6,10 +6,12 @@ the same extension; qgemv._dispatch picks a variant at import.  Environment:
 
   QGEMV_NATIVE=1     also build the drivers with -march=native (never for wheels)
   QGEMV_NO_OPENMP=1  build without OpenMP (kernels run serially; show_config() says so)
-  QGEMV_SANITIZE=1   AddressSanitizer + UndefinedBehaviorSanitizer build (debugging)
+  QGEMV_SANITIZE=1   AddressSanitizer + UndefinedBehaviorSanitizer build (debugging; any UB
+                     finding aborts; run as tools/sanitize.sh does: LD_PRELOAD=libasan.so)
 """
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,7 +32,11 @@ IS_MSVC = sys.platform == "win32"
 
 # ISA variant -> compiler flags for src/kernels.c (the drivers never get these)
 if IS_MSVC:
-    ISA_FLAGS = {"baseline": [], "avx2": ["/arch:AVX2"], "avx512": ["/arch:AVX512"]}
+    # /arch:AVX2 lets MSVC emit FMA/F16C/BMI2 too but defines only __AVX2__, and /arch:AVX512 does
+    # not define __AVX512VNNI__: define what gcc's -m flags would, so simd.h takes the same paths
+    _avx2 = ["/arch:AVX2", "/D__FMA__", "/D__F16C__", "/D__BMI__", "/D__BMI2__"]
+    ISA_FLAGS = {"baseline": [], "avx2": _avx2,
+                 "avx512": _avx2[1:] + ["/arch:AVX512", "/D__AVX512VNNI__"]}
 else:
     _avx2 = ["-mavx2", "-mfma", "-mf16c", "-mbmi", "-mbmi2", "-mlzcnt", "-mpopcnt"]
     ISA_FLAGS = {
@@ -43,10 +49,13 @@ ISAS = list(ISA_FLAGS) if IS_X86 else ["baseline"]
 
 # -ffp-contract=off: no fused multiply-add unless written, so dequantize rounds exactly as
 # ggml's reference and identically in every variant.
-COMMON_CFLAGS = [] if IS_MSVC else ["-O3", "-std=c11", "-ffp-contract=off", "-fno-math-errno",
-                                    "-Wall", "-Wno-unused-function"]
+# MSVC (/O2 by default): C11 for restrict and _Alignof; /fp:precise (VS 2022 contracts only
+# with /fp:contract).
+COMMON_CFLAGS = ["/std:c11", "/fp:precise"] if IS_MSVC else [
+    "-O3", "-std=c11", "-ffp-contract=off", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 if os.environ.get("QGEMV_SANITIZE") == "1" and not IS_MSVC:
-    COMMON_CFLAGS += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    COMMON_CFLAGS += ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                      "-fno-omit-frame-pointer", "-g"]
     SANITIZE_LINK = ["-fsanitize=address,undefined"]
 else:
     SANITIZE_LINK = []
@@ -87,6 +96,15 @@ def write_build_info(path: Path, compiler) -> None:
         path.write_text(text)
 
 
+def brew_prefix(formula: str) -> str | None:
+    """Homebrew's prefix of an installed formula, or None."""
+    try:
+        out = subprocess.run(["brew", "--prefix", formula], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() if Path(out.stdout.strip(), "include").is_dir() else None
+
+
 def openmp_flags(compiler) -> tuple[list[str], list[str]]:
     """(compile, link) flags for OpenMP, or ([], []) when the compiler has none."""
     if os.environ.get("QGEMV_NO_OPENMP") == "1":
@@ -94,8 +112,10 @@ def openmp_flags(compiler) -> tuple[list[str], list[str]]:
     if IS_MSVC:
         return ["/openmp"], []
     candidates = [(["-fopenmp"], ["-fopenmp"])]
-    if sys.platform == "darwin":
-        candidates.insert(0, (["-Xpreprocessor", "-fopenmp"], ["-lomp"]))
+    if sys.platform == "darwin":   # Apple clang + libomp (keg-only in Homebrew: say where it is)
+        prefix = os.environ.get("QGEMV_LIBOMP_PREFIX") or brew_prefix("libomp")
+        inc, lib = ([f"-I{prefix}/include"], [f"-L{prefix}/lib"]) if prefix else ([], [])
+        candidates.insert(0, (["-Xpreprocessor", "-fopenmp"] + inc, lib + ["-lomp"]))
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "omp_check.c"
         src.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
@@ -135,7 +155,8 @@ driver_cflags = [] if IS_MSVC else ["-O3", "-ffp-contract=off", "-Wno-unused-fun
 if os.environ.get("QGEMV_NATIVE") == "1" and not IS_MSVC:
     driver_cflags.append("-march=native")
 if os.environ.get("QGEMV_SANITIZE") == "1" and not IS_MSVC:
-    driver_cflags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    driver_cflags += ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+                      "-fno-omit-frame-pointer", "-g"]
 
 kernels = Extension(
     "qgemv._kernels",

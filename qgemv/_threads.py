@@ -3,6 +3,11 @@
 The default follows the OpenMP runtime (``OMP_NUM_THREADS``, ``threadpoolctl``'s limits),
 capped by the CPUs this process may use (affinity mask and cgroup quota), unless
 ``qgemv.set_num_threads`` fixed one.
+
+Fork: GNU libgomp keeps its thread team across ``fork()`` without the threads, so a child
+forked after the parent ran a parallel region hangs in its first parallel region of more than
+one thread.  Such a child therefore runs every kernel on one thread (a 1-thread region never
+touches the team); use the "spawn" or "forkserver" start method for parallel children.
 """
 from __future__ import annotations
 
@@ -13,6 +18,17 @@ import os
 from . import _kernels
 
 _fixed: int | None = None
+_team_started = False        # this process ran a parallel region of more than one thread
+_forked_after_team = False   # this process was forked from one that had
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_team
+    _forked_after_team = _forked_after_team or _team_started
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # below this much weight data a parallel region costs more than it saves
 SERIAL_BELOW_BYTES = 64 * 1024
@@ -52,6 +68,8 @@ def available_cpus() -> int:
 
 def get_num_threads() -> int:
     """The thread count a kernel call uses when ``n_threads`` is None."""
+    if _forked_after_team:
+        return 1
     if _fixed is not None:
         return _fixed
     _, omp_max = _kernels.openmp()
@@ -60,8 +78,12 @@ def get_num_threads() -> int:
 
 def resolve(n_threads: int | None, work_bytes: int, rows: int) -> int:
     """The thread count for one call: explicit or default, as an upper bound; small
-    problems run serially, since waking a thread team costs more than they take."""
+    problems run serially, since waking a thread team costs more than they take; so does a
+    child forked after its parent ran threads (see the module docstring)."""
+    global _team_started
     n = get_num_threads() if n_threads is None else _check(n_threads, "n_threads")
-    if work_bytes < SERIAL_BELOW_BYTES or rows < SERIAL_BELOW_ROWS:
+    if work_bytes < SERIAL_BELOW_BYTES or rows < SERIAL_BELOW_ROWS or _forked_after_team:
         return 1
+    if n > 1:
+        _team_started = True
     return n
