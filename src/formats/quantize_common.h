@@ -1,0 +1,175 @@
+/* The searches behind ggml's weight quantizers, shared by every quantize_*.h family file.
+ *
+ * Bytes must equal ggml's (ggml-quants.c), so the float arithmetic is ggml's to the
+ * operation: the same accumulation order (sequential sums, never reassociated),
+ * nearest_int's round-half-even through the 1.5 * 2^23 magic number, roundf / lroundf
+ * where ggml rounds half away from zero, and GROUP_MAX_EPS for "all zero".  Portable C only:
+ * every ISA variant quantizes to the same bytes.  Naming: quantize_<name>(x, y, n, imatrix)
+ * is ggml's quantize_<name> for one row of n values (imatrix: n importance weights, or NULL
+ * for ggml's path without them); quantize_row_<name>_ref / _imatrix are its two halves.
+ */
+
+#include <float.h>
+
+#define QGEMV_GROUP_MAX_EPS 1e-15f
+
+/* round half to even of |v| < 2^22, as an int (ggml's nearest_int) */
+static inline int qgemv_nearest_int(float v) {
+    const float shifted = v + 12582912.0f;
+    int32_t bits;
+    memcpy(&bits, &shifted, 4);
+    return (bits & 0x007fffff) - 0x00400000;
+}
+
+/* the index of the level of the 16 sorted levels nearest x, ties to the upper one
+ * (ggml's best_index_int8): x picks level j once 2x reaches val[j-1] + val[j], exactly */
+static inline int qgemv_nearest_level16(const int8_t *val, float x) {
+    const float x2 = x + x;
+    int idx = 0;
+    for (int step = 8; step > 0; step >>= 1) {
+        const int j = idx + step;
+        idx = x2 >= (float)(val[j - 1] + val[j]) ? j : idx;
+    }
+    return idx;
+}
+
+/* Symmetric levels L in [0, 2 nmax) for x = scale (L - nmax), fitted by weighted least
+ * squares: start from -nmax / max, try 18 nearby inverse scales, keep the one that maximises
+ * (sum w x l)^2 / sum w l^2.  w = qw, or x^2 without it (ggml's make_qx_quants, rmse_type 1). */
+static float qgemv_make_qx_quants(int n, int nmax, const float *restrict x, int8_t *restrict L,
+                                  const float *restrict qw) {
+    float max = 0.0f, amax = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const float ax = fabsf(x[i]);
+        if (ax > amax) { amax = ax; max = x[i]; }
+    }
+    if (amax < QGEMV_GROUP_MAX_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.0f;
+    }
+    float iscale = (float)-nmax / max;
+    float sumlx = 0.0f, suml2 = 0.0f;
+    for (int i = 0; i < n; i++) {
+        int l = qgemv_nearest_int(iscale * x[i]);
+        l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+        L[i] = (int8_t)(l + nmax);
+        const float w = qw ? qw[i] : x[i] * x[i];
+        sumlx += w * x[i] * (float)l;
+        suml2 += w * (float)l * (float)l;
+    }
+    float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
+    float best = scale * sumlx;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) continue;
+        iscale = -((float)nmax + 0.1f * (float)is) / max;
+        sumlx = suml2 = 0.0f;
+        for (int i = 0; i < n; i++) {
+            int l = qgemv_nearest_int(iscale * x[i]);
+            l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+            const float w = qw ? qw[i] : x[i] * x[i];
+            sumlx += w * x[i] * (float)l;
+            suml2 += w * (float)l * (float)l;
+        }
+        if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; i++) {
+                int l = qgemv_nearest_int(iscale * x[i]);
+                l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+                L[i] = (int8_t)(l + nmax);
+            }
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+/* Asymmetric levels L in [0, nmax] for x = scale L - the_min (the_min >= 0), fitted by
+ * weighted least squares over nstep + 1 inverse scales (rmin + rdelta is + nmax) / (max - min),
+ * keeping the smallest weighted squared (or absolute, use_mad) error.  weights NULL: x^2.
+ * (ggml's make_qkx3_quants.) */
+static float qgemv_make_qkx3_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
+                                    uint8_t *restrict L, float *restrict the_min, uint8_t *restrict Laux,
+                                    float rmin, float rdelta, int nstep, int use_mad) {
+    float min = x[0], max = x[0];
+    float sum_w = weights ? weights[0] : x[0] * x[0];
+    float sum_x = sum_w * x[0];
+    for (int i = 1; i < n; i++) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        const float w = weights ? weights[i] : x[i] * x[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if (min > 0.0f) min = 0.0f;
+    if (max <= min) {
+        memset(L, 0, (size_t)n);
+        *the_min = -min;
+        return 0.0f;
+    }
+    float iscale = (float)nmax / (max - min);
+    float scale = 1.0f / iscale;
+    float best_mad = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const int l = qgemv_nearest_int(iscale * (x[i] - min));
+        L[i] = (uint8_t)(l < 0 ? 0 : l > nmax ? nmax : l);
+        float diff = scale * (float)L[i] + min - x[i];
+        diff = use_mad ? fabsf(diff) : diff * diff;
+        const float w = weights ? weights[i] : x[i] * x[i];
+        best_mad += w * diff;
+    }
+    if (nstep < 1) {
+        *the_min = -min;
+        return scale;
+    }
+    for (int is = 0; is <= nstep; is++) {
+        iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
+        float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
+        for (int i = 0; i < n; i++) {
+            /* min may sit at or near max, so v can be inf, nan or out of nearest_int's range */
+            const float v = iscale * (x[i] - min);
+            const int l = v > 0.0f ? qgemv_nearest_int(v < (float)nmax ? v : (float)nmax) : 0;
+            Laux[i] = (uint8_t)l;
+            const float w = weights ? weights[i] : x[i] * x[i];
+            sum_l += w * (float)l;
+            sum_l2 += w * (float)l * (float)l;
+            sum_xl += w * (float)l * x[i];
+        }
+        const float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0.0f) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+            if (this_min > 0.0f) {
+                this_min = 0.0f;
+                this_scale = sum_xl / sum_l2;
+            }
+            float mad = 0.0f;
+            for (int i = 0; i < n; i++) {
+                float diff = this_scale * (float)Laux[i] + this_min - x[i];
+                diff = use_mad ? fabsf(diff) : diff * diff;
+                const float w = weights ? weights[i] : x[i] * x[i];
+                mad += w * diff;
+            }
+            if (mad < best_mad) {
+                memcpy(L, Laux, (size_t)n);
+                best_mad = mad;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+/* the mean of x^2 over a row of n values (sigma2 of ggml's importance-weighted 32-blocks) */
+static inline float qgemv_mean_square(const float *x, int64_t n) {
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; j++) sum += x[j] * x[j];
+    return sum / (float)n;
+}
+
+/* ggml's importance weight of value x: qw sqrt(sigma2 + x^2) */
+static inline void qgemv_importance(const float *restrict x, const float *restrict qw, float sigma2,
+                                    float *restrict w, int n) {
+    for (int j = 0; j < n; j++) w[j] = qw[j] * sqrtf(sigma2 + x[j] * x[j]);
+}
