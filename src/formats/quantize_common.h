@@ -21,6 +21,14 @@ static inline int qgemv_nearest_int(float v) {
     return (bits & 0x007fffff) - 0x00400000;
 }
 
+/* round half away from zero of |v| < 2^31, as an int: roundf / lroundf without a libm call
+ * (truncate, then the fraction v - trunc(v) is exact) */
+static inline int qgemv_round_half_away(float v) {
+    const int i = (int)v;
+    const float frac = v - (float)i;
+    return i + (frac >= 0.5f) - (frac <= -0.5f);
+}
+
 /* the index of the level of the 16 sorted levels nearest x, ties to the upper one
  * (ggml's best_index_int8): x picks level j once 2x reaches val[j-1] + val[j], exactly */
 static inline int qgemv_nearest_level16(const int8_t *val, float x) {

@@ -7,39 +7,107 @@
  * ignore it, as ggml does).  Arithmetic and helpers: quantize_common.h.
  */
 
-/* 32 4-bit levels -> 16 bytes: value j in the low nibble of byte j, value j + 16 in the high */
-static inline void qgemv_pack_nibbles_32(const uint8_t L[32], uint8_t qs[16]) {
-    for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(L[j] | (L[j + 16] << 4));
+/* L[j] = min(maxq, (int8_t)(int32_t)((x[j] - sub) id + add)) for 32 values: ggml's
+ * "(int8_t)(v)" of q4_0 .. q5_1 is x86's truncating conversion, keeping the low byte (sub = 0
+ * leaves x exact).  The AVX2 path does the same IEEE operations, 8 lanes at a time. */
+static inline void qgemv_trunc_levels_32(const float *x, float sub, float id, float add, int8_t maxq,
+                                         uint8_t L[32]) {
+#if defined(QGEMV_AVX2)
+    const __m256 vsub = _mm256_set1_ps(sub), vid = _mm256_set1_ps(id), vadd = _mm256_set1_ps(add);
+    const __m256i low_byte = _mm256_set1_epi32(0xff);
+    __m256i q[4];
+    for (int k = 0; k < 4; k++) {
+        const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + 8 * k), vsub), vid), vadd);
+        q[k] = _mm256_and_si256(_mm256_cvttps_epi32(v), low_byte);
+    }
+    /* packs interleave the 128-bit lanes; the permute puts values 0..31 back in order */
+    const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3]));
+    const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)L, _mm256_min_epi8(ordered, _mm256_set1_epi8(maxq)));
+#else
+    for (int j = 0; j < 32; j++) {
+        const int8_t q = (int8_t)(int32_t)((x[j] - sub) * id + add);
+        L[j] = (uint8_t)(q < maxq ? q : maxq);
+    }
+#endif
 }
 
-/* 32 5-bit levels -> low nibbles as above, bit 4 of value j in bit j of qh */
+/* 32 4-bit levels -> 16 bytes: value j in the low nibble of byte j, value j + 16 in the high
+ * (ggml's "qs[j] = L[j]; qs[j] |= L[j + 16] << 4") */
+static inline void qgemv_pack_nibbles_32(const uint8_t L[32], uint8_t qs[16]) {
+#if defined(QGEMV_AVX2)
+    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
+    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(hi, 4), _mm_set1_epi8((char)0xf0));
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(lo, hi4));
+#else
+    for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(L[j] | (L[j + 16] << 4));
+#endif
+}
+
+/* 32 5-bit levels -> their low nibbles as above, bit 4 of value j in bit j of qh */
 static inline void qgemv_pack_5bit_32(const uint8_t L[32], uint8_t qs[16], uint8_t qh_out[4]) {
+#if defined(QGEMV_AVX2)
+    const __m256i all = _mm256_loadu_si256((const __m256i *)L);
+    const uint32_t qh = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(all, 3));   /* bit 4 -> bit 7 */
+    const __m128i m = _mm_set1_epi8(0x0f);
+    const __m128i lo = _mm_and_si128(_mm256_castsi256_si128(all), m);
+    const __m128i hi = _mm_slli_epi16(_mm_and_si128(_mm256_extracti128_si256(all, 1), m), 4);
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(lo, hi));
+#else
     uint32_t qh = 0;
     for (int j = 0; j < 16; j++) {
         qs[j] = (uint8_t)((L[j] & 0x0f) | ((L[j + 16] & 0x0f) << 4));
         qh |= (uint32_t)(L[j] >> 4 & 1) << j;
         qh |= (uint32_t)(L[j + 16] >> 4 & 1) << (j + 16);
     }
+#endif
     memcpy(qh_out, &qh, 4);
 }
 
-/* the value of largest magnitude of 32 (the first one, on ties), as ggml's q4_0 / q5_0 */
+/* The scans below give ggml's answers (rows are finite) through integer maxima, which
+ * vectorize where its float "if (v < min) min = v" scans do not: the magnitude bits of a
+ * float order as its |value|, and bits ^ (sign ? 0x7fffffff : 0) as its value. */
+
+/* the value of largest magnitude of 32, the first one on ties, +0 if all are zero (ggml's
+ * "if (amax < |v|) { amax = |v|; max = v; }" of q4_0 / q5_0) */
 static inline float qgemv_signed_absmax_32(const float *x) {
-    float amax = 0.0f, max = 0.0f;
+    uint32_t u[32], amax = 0;
+    memcpy(u, x, sizeof(u));
     for (int j = 0; j < 32; j++) {
-        if (amax < fabsf(x[j])) { amax = fabsf(x[j]); max = x[j]; }
+        const uint32_t a = u[j] & 0x7fffffffu;
+        amax = a > amax ? a : amax;
     }
-    return max;
+    if (amax == 0) return 0.0f;
+    int first = 32;
+    for (int j = 31; j >= 0; j--) first = (u[j] & 0x7fffffffu) == amax ? j : first;
+    return x[first];
 }
 
+static inline int32_t qgemv_ordered_bits(uint32_t u) {
+    return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7fffffffu));
+}
+
+/* the first of the zeros of x when v is a zero (+0 and -0 compare equal, and ggml keeps the
+ * first value it meets), else v */
+static inline float qgemv_first_zero_32(const float *x, float v) {
+    if (v != 0.0f) return v;
+    int j = 0;
+    while (x[j] != 0.0f) j++;
+    return x[j];
+}
+
+/* min and max of 32 values as ggml's "if (v < min) min = v; if (v > max) max = v;" */
 static inline void qgemv_min_max_32(const float *x, float *min_out, float *max_out) {
-    float min = FLT_MAX, max = -FLT_MAX;
+    uint32_t u[32];
+    memcpy(u, x, sizeof(u));
+    int32_t kmin = INT32_MAX, kmax = INT32_MIN;
     for (int j = 0; j < 32; j++) {
-        if (x[j] < min) min = x[j];
-        if (x[j] > max) max = x[j];
+        const int32_t k = qgemv_ordered_bits(u[j]);
+        kmin = k < kmin ? k : kmin;
+        kmax = k > kmax ? k : kmax;
     }
-    *min_out = min;
-    *max_out = max;
+    *min_out = qgemv_first_zero_32(x, qgemv_bits_to_f32((uint32_t)qgemv_ordered_bits((uint32_t)kmin)));
+    *max_out = qgemv_first_zero_32(x, qgemv_bits_to_f32((uint32_t)qgemv_ordered_bits((uint32_t)kmax)));
 }
 
 /* ---------------------------------------------------------------- element formats */
@@ -69,10 +137,7 @@ static void quantize_row_q4_0_ref(const float *restrict x, block_q4_0 *restrict 
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[ib].d = qgemv_fp32_to_fp16(d);
         uint8_t L[32];
-        for (int j = 0; j < 32; j++) {
-            const int8_t q = (int8_t)(x[j] * id + 8.5f);
-            L[j] = (uint8_t)(q < 15 ? q : 15);
-        }
+        qgemv_trunc_levels_32(x, 0.0f, id, 8.5f, 15, L);
         qgemv_pack_nibbles_32(L, y[ib].qs);
     }
 }
@@ -107,10 +172,7 @@ static void quantize_row_q4_1_ref(const float *restrict x, block_q4_1 *restrict 
         y[ib].d = qgemv_fp32_to_fp16(d);
         y[ib].m = qgemv_fp32_to_fp16(min);
         uint8_t L[32];
-        for (int j = 0; j < 32; j++) {
-            const int8_t q = (int8_t)((x[j] - min) * id + 0.5f);
-            L[j] = (uint8_t)(q < 15 ? q : 15);
-        }
+        qgemv_trunc_levels_32(x, min, id, 0.5f, 15, L);
         qgemv_pack_nibbles_32(L, y[ib].qs);
     }
 }
@@ -144,10 +206,7 @@ static void quantize_row_q5_0_ref(const float *restrict x, block_q5_0 *restrict 
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[ib].d = qgemv_fp32_to_fp16(d);
         uint8_t L[32];
-        for (int j = 0; j < 32; j++) {
-            const int8_t q = (int8_t)(x[j] * id + 16.5f);
-            L[j] = (uint8_t)(q < 31 ? q : 31);
-        }
+        qgemv_trunc_levels_32(x, 0.0f, id, 16.5f, 31, L);
         qgemv_pack_5bit_32(L, y[ib].qs, y[ib].qh);
     }
 }
@@ -181,7 +240,7 @@ static void quantize_row_q5_1_ref(const float *restrict x, block_q5_1 *restrict 
         y[ib].d = qgemv_fp32_to_fp16(d);
         y[ib].m = qgemv_fp32_to_fp16(min);
         uint8_t L[32];
-        for (int j = 0; j < 32; j++) L[j] = (uint8_t)((x[j] - min) * id + 0.5f);
+        qgemv_trunc_levels_32(x, min, id, 0.5f, 127, L);   /* ggml does not clamp q5_1 */
         qgemv_pack_5bit_32(L, y[ib].qs, y[ib].qh);
     }
 }
@@ -214,7 +273,7 @@ static void quantize_row_q8_0_ref(const float *restrict x, block_q8_0 *restrict 
         const float d = qgemv_absmax(x, QK8_0) / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[ib].d = qgemv_fp32_to_fp16(d);
-        for (int j = 0; j < QK8_0; j++) y[ib].qs[j] = (int8_t)roundf(x[j] * id);
+        for (int j = 0; j < QK8_0; j++) y[ib].qs[j] = (int8_t)qgemv_round_half_away(x[j] * id);
     }
 }
 
