@@ -19,7 +19,7 @@ QUANTIZE = qgemv.formats("quantize")
 # gguf-py 0.19 has a quantizer for these (the others raise NotImplementedError)
 GGUF_PY_QUANTIZES = {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0", "tq2_0", "mxfp4"}
 # ggml's quantizer searches with the importance weights; the others ignore them
-USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
+USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"}
 
 # |dequantize(quantize(x)) - x| <= BLOCK_ERROR * max |x| of the block, for ggml's reference
 # quantizers (no imatrix): half a step, or the clipped end of the range for the symmetric
@@ -106,16 +106,44 @@ def test_round_trip_within_bounds(fmt):
     assert (err <= BLOCK_ERROR[fmt.name] * amax).all()
 
 
-@pytest.mark.parametrize("fmt", [f for f in QUANTIZE if f.name in USES_IMATRIX and _formats.DEQUANTIZE in f.ops],
-                         ids=lambda f: f.name)
+# rms(dequantize(quantize(x)) - x) / rms(x) for gaussian rows, plain or with an imatrix
+RMS_ERROR = {
+    "q4_0": 0.095, "q4_1": 0.095, "q5_0": 0.048, "q5_1": 0.048, "q8_0": 0.006, "iq4_nl": 0.09,
+    "mxfp4": 0.16, "tq1_0": 0.8, "tq2_0": 0.8,
+    "q2_K": 0.32, "q3_K": 0.165, "q4_K": 0.08, "q5_K": 0.04, "q6_K": 0.02,
+}
+
+
+def dequantize(m: QMatrix) -> np.ndarray:
+    """qgemv's dequantize, or libgguf's for formats qgemv only quantizes so far."""
+    if _formats.DEQUANTIZE in m.format.ops:
+        return m.dequantize()
+    return libgguf.dequantize_rows(m.data.reshape(m.shape[0], -1), m.format.id, m.shape[1])
+
+
+def test_every_quantized_format_has_an_error_bound():
+    assert {f.name for f in QUANTIZE if f.kind == "quant"} <= set(RMS_ERROR)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["plain", "imatrix"])
+@pytest.mark.parametrize("fmt", [f for f in QUANTIZE if f.name in RMS_ERROR], ids=lambda f: f.name)
+def test_rms_error_within_the_formats_bound(fmt, weighted):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((32, 1024)).astype(np.float32)
+    qw = rng.random(1024).astype(np.float32) + 0.1 if weighted else None
+    back = dequantize(QMatrix.quantize(a, fmt.name, imatrix=qw))
+    assert np.sqrt(((back - a) ** 2).mean() / (a ** 2).mean()) <= RMS_ERROR[fmt.name]
+
+
+@pytest.mark.parametrize("fmt", [f for f in QUANTIZE if f.name in USES_IMATRIX], ids=lambda f: f.name)
 def test_imatrix_lowers_the_weighted_error(fmt):
     """On mixed-sign random rows, ggml's weighted search beats the plain quantizer in the
     error it minimises, sum qw (x - x~)^2."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((16, 1024)).astype(np.float32)
     qw = (rng.random(1024) ** 4 * 10).astype(np.float32)
-    plain = QMatrix.quantize(a, fmt.name).dequantize()
-    weighted = QMatrix.quantize(a, fmt.name, imatrix=qw).dequantize()
+    plain = dequantize(QMatrix.quantize(a, fmt.name))
+    weighted = dequantize(QMatrix.quantize(a, fmt.name, imatrix=qw))
     assert (qw * (weighted - a) ** 2).sum() < (qw * (plain - a) ** 2).sum()
 
 
