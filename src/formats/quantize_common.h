@@ -41,6 +41,47 @@ static inline int qgemv_nearest_level16(const int8_t *val, float x) {
     return idx;
 }
 
+/* The searches below evaluate each candidate scale in two passes: every per-value term in a
+ * loop the compiler vectorizes, then ggml's sums of those terms in ggml's order (a float sum
+ * is never reassociated).  Each term is rounded exactly as in ggml's single loop:
+ * w x l = (w x) l and w l l = (w l) l.  n <= QGEMV_SEARCH_MAX. */
+#define QGEMV_SEARCH_MAX 32
+
+static inline int qgemv_clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static inline void qgemv_sum2_in_order(const float *a, const float *b, int n, float *sa, float *sb) {
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int i = 0; i < n; i++) { s0 += a[i]; s1 += b[i]; }
+    *sa = s0;
+    *sb = s1;
+}
+
+/* the terms of one candidate inverse scale: l = clamp(nearest_int(iscale x), -nmax, nmax - 1),
+ * tlx = (w x) l, tl2 = (w l) l; n a multiple of 8 in the AVX2 path */
+static inline void qgemv_qx_terms(int n, int nmax, float iscale, const float *restrict x, const float *restrict w,
+                                  const float *restrict wx, int *restrict l, float *restrict tlx,
+                                  float *restrict tl2) {
+    int i = 0;
+#if defined(QGEMV_AVX2)
+    const __m256 vis = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.0f);
+    const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
+    for (; i + 8 <= n; i += 8) {
+        const __m256i bits = _mm256_castps_si256(_mm256_add_ps(_mm256_mul_ps(vis, _mm256_loadu_ps(x + i)), magic));
+        __m256i li = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+        li = _mm256_min_epi32(_mm256_max_epi32(li, lo), hi);
+        const __m256 lf = _mm256_cvtepi32_ps(li);
+        _mm256_storeu_si256((__m256i *)(l + i), li);
+        _mm256_storeu_ps(tlx + i, _mm256_mul_ps(_mm256_loadu_ps(wx + i), lf));
+        _mm256_storeu_ps(tl2 + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(w + i), lf), lf));
+    }
+#endif
+    for (; i < n; i++) {
+        l[i] = qgemv_clamp_int(qgemv_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        tlx[i] = wx[i] * (float)l[i];
+        tl2[i] = w[i] * (float)l[i] * (float)l[i];
+    }
+}
+
 /* Symmetric levels L in [0, 2 nmax) for x = scale (L - nmax), fitted by weighted least
  * squares: start from -nmax / max, try 18 nearby inverse scales, keep the one that maximises
  * (sum w x l)^2 / sum w l^2.  w = qw, or x^2 without it (ggml's make_qx_quants, rmse_type 1). */
@@ -55,35 +96,26 @@ static float qgemv_make_qx_quants(int n, int nmax, const float *restrict x, int8
         memset(L, 0, (size_t)n);
         return 0.0f;
     }
-    float iscale = (float)-nmax / max;
-    float sumlx = 0.0f, suml2 = 0.0f;
+    float w[QGEMV_SEARCH_MAX], wx[QGEMV_SEARCH_MAX], tlx[QGEMV_SEARCH_MAX], tl2[QGEMV_SEARCH_MAX];
+    int l[QGEMV_SEARCH_MAX];
     for (int i = 0; i < n; i++) {
-        int l = qgemv_nearest_int(iscale * x[i]);
-        l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-        L[i] = (int8_t)(l + nmax);
-        const float w = qw ? qw[i] : x[i] * x[i];
-        sumlx += w * x[i] * (float)l;
-        suml2 += w * (float)l * (float)l;
+        w[i] = qw ? qw[i] : x[i] * x[i];
+        wx[i] = w[i] * x[i];
     }
+    float iscale = (float)-nmax / max;
+    qgemv_qx_terms(n, nmax, iscale, x, w, wx, l, tlx, tl2);
+    for (int i = 0; i < n; i++) L[i] = (int8_t)(l[i] + nmax);
+    float sumlx, suml2;
+    qgemv_sum2_in_order(tlx, tl2, n, &sumlx, &suml2);
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
     for (int is = -9; is <= 9; is++) {
         if (is == 0) continue;
         iscale = -((float)nmax + 0.1f * (float)is) / max;
-        sumlx = suml2 = 0.0f;
-        for (int i = 0; i < n; i++) {
-            int l = qgemv_nearest_int(iscale * x[i]);
-            l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-            const float w = qw ? qw[i] : x[i] * x[i];
-            sumlx += w * x[i] * (float)l;
-            suml2 += w * (float)l * (float)l;
-        }
+        qgemv_qx_terms(n, nmax, iscale, x, w, wx, l, tlx, tl2);
+        qgemv_sum2_in_order(tlx, tl2, n, &sumlx, &suml2);
         if (suml2 > 0.0f && sumlx * sumlx > best * suml2) {
-            for (int i = 0; i < n; i++) {
-                int l = qgemv_nearest_int(iscale * x[i]);
-                l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
-                L[i] = (int8_t)(l + nmax);
-            }
+            for (int i = 0; i < n; i++) L[i] = (int8_t)(l[i] + nmax);
             scale = sumlx / suml2;
             best = scale * sumlx;
         }
