@@ -123,12 +123,112 @@ static float qgemv_make_qx_quants(int n, int nmax, const float *restrict x, int8
     return scale;
 }
 
+/* the terms of one candidate of make_qkx2/qkx3_quants: l = nearest_int(iscale (x - min))
+ * clamped to [0, nmax] (guarded, as make_qkx3_quants: v = iscale (x - min) <= 0 or NaN gives
+ * 0, v > nmax rounds nmax), tl = w l, tl2 = (w l) l, txl = (w l) x */
+static inline void qgemv_qkx_terms(int n, int nmax, float iscale, float min, int guarded,
+                                   const float *restrict x, const float *restrict w, int *restrict l,
+                                   float *restrict tl, float *restrict tl2, float *restrict txl) {
+    int i = 0;
+#if defined(QGEMV_AVX2)
+    const __m256 vis = _mm256_set1_ps(iscale), vmin = _mm256_set1_ps(min), magic = _mm256_set1_ps(12582912.0f);
+    const __m256 vnmax = _mm256_set1_ps((float)nmax);
+    const __m256i zero = _mm256_setzero_si256(), inmax = _mm256_set1_epi32(nmax);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + i), wv = _mm256_loadu_ps(w + i);
+        const __m256 v = _mm256_mul_ps(vis, _mm256_sub_ps(xv, vmin));
+        const __m256 r = guarded ? _mm256_min_ps(v, vnmax) : v;   /* v < nmax ? v : nmax */
+        const __m256i bits = _mm256_castps_si256(_mm256_add_ps(r, magic));
+        __m256i li = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x00400000));
+        if (guarded) li = _mm256_and_si256(li, _mm256_castps_si256(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ)));
+        else li = _mm256_min_epi32(_mm256_max_epi32(li, zero), inmax);
+        const __m256 lf = _mm256_cvtepi32_ps(li), wl = _mm256_mul_ps(wv, lf);
+        _mm256_storeu_si256((__m256i *)(l + i), li);
+        _mm256_storeu_ps(tl + i, wl);
+        _mm256_storeu_ps(tl2 + i, _mm256_mul_ps(wl, lf));
+        _mm256_storeu_ps(txl + i, _mm256_mul_ps(wl, xv));
+    }
+#endif
+    for (; i < n; i++) {
+        const float v = iscale * (x[i] - min);
+        if (guarded) l[i] = v > 0.0f ? qgemv_nearest_int(v < (float)nmax ? v : (float)nmax) : 0;
+        else l[i] = qgemv_clamp_int(qgemv_nearest_int(v), 0, nmax);
+        tl[i] = w[i] * (float)l[i];
+        tl2[i] = w[i] * (float)l[i] * (float)l[i];
+        txl[i] = w[i] * (float)l[i] * x[i];
+    }
+}
+
+/* the terms w f(scale l + min - x) of a candidate's error, f = |.| (use_mad) or square */
+static inline void qgemv_qkx_error_terms(int n, float scale, float min, int use_mad, const float *restrict x,
+                                         const float *restrict w, const int *restrict l, float *restrict e) {
+    int i = 0;
+#if defined(QGEMV_AVX2)
+    const __m256 vs = _mm256_set1_ps(scale), vm = _mm256_set1_ps(min);
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (; i + 8 <= n; i += 8) {
+        const __m256 lf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(l + i)));
+        __m256 diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(vs, lf), vm), _mm256_loadu_ps(x + i));
+        diff = use_mad ? _mm256_and_ps(diff, abs_mask) : _mm256_mul_ps(diff, diff);
+        _mm256_storeu_ps(e + i, _mm256_mul_ps(_mm256_loadu_ps(w + i), diff));
+    }
+#endif
+    for (; i < n; i++) {
+        float diff = scale * (float)l[i] + min - x[i];
+        diff = use_mad ? fabsf(diff) : diff * diff;
+        e[i] = w[i] * diff;
+    }
+}
+
+static inline float qgemv_sum_in_order(const float *a, int n) {
+    float s = 0.0f;
+    for (int i = 0; i < n; i++) s += a[i];
+    return s;
+}
+
+/* The weighted least-squares search of make_qkx2_quants (guarded = 0) and make_qkx3_quants
+ * (guarded = 1), from the first fit L, scale, min and its error: nstep + 1 inverse scales
+ * (rmin + rdelta is + nmax) / (max - min), each refitted in closed form, the lowest error kept.
+ * (min is updated as the search goes, as in ggml.) */
+static float qgemv_qkx_search(int n, int nmax, const float *restrict x, const float *restrict w,
+                              float sum_w, float sum_x, float max, float min, float scale, float best_error,
+                              uint8_t *restrict L, float *restrict the_min, float rmin, float rdelta, int nstep,
+                              int use_mad, int guarded) {
+    int l[QGEMV_SEARCH_MAX];
+    float tl[QGEMV_SEARCH_MAX], tl2[QGEMV_SEARCH_MAX], txl[QGEMV_SEARCH_MAX];
+    for (int is = 0; is <= nstep; is++) {
+        const float iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
+        qgemv_qkx_terms(n, nmax, iscale, min, guarded, x, w, l, tl, tl2, txl);
+        float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
+        for (int i = 0; i < n; i++) { sum_l += tl[i]; sum_l2 += tl2[i]; sum_xl += txl[i]; }
+        const float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0.0f) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+            if (this_min > 0.0f) {
+                this_min = 0.0f;
+                this_scale = sum_xl / sum_l2;
+            }
+            qgemv_qkx_error_terms(n, this_scale, this_min, use_mad, x, w, l, tl);
+            const float cur_error = qgemv_sum_in_order(tl, n);
+            if (cur_error < best_error) {
+                for (int i = 0; i < n; i++) L[i] = (uint8_t)l[i];
+                best_error = cur_error;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
 /* Asymmetric levels L in [0, nmax] for x = scale L - the_min (the_min >= 0), fitted by
  * weighted least squares over nstep + 1 inverse scales (rmin + rdelta is + nmax) / (max - min),
  * keeping the smallest weighted squared (or absolute, use_mad) error.  weights NULL: x^2.
  * (ggml's make_qkx3_quants.) */
 static float qgemv_make_qkx3_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
-                                    uint8_t *restrict L, float *restrict the_min, uint8_t *restrict Laux,
+                                    uint8_t *restrict L, float *restrict the_min,
                                     float rmin, float rdelta, int nstep, int use_mad) {
     float min = x[0], max = x[0];
     float sum_w = weights ? weights[0] : x[0] * x[0];
@@ -161,44 +261,12 @@ static float qgemv_make_qkx3_quants(int n, int nmax, const float *restrict x, co
         *the_min = -min;
         return scale;
     }
-    for (int is = 0; is <= nstep; is++) {
-        iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
-        float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-        for (int i = 0; i < n; i++) {
-            /* min may sit at or near max, so v can be inf, nan or out of nearest_int's range */
-            const float v = iscale * (x[i] - min);
-            const int l = v > 0.0f ? qgemv_nearest_int(v < (float)nmax ? v : (float)nmax) : 0;
-            Laux[i] = (uint8_t)l;
-            const float w = weights ? weights[i] : x[i] * x[i];
-            sum_l += w * (float)l;
-            sum_l2 += w * (float)l * (float)l;
-            sum_xl += w * (float)l * x[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0.0f) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-            if (this_min > 0.0f) {
-                this_min = 0.0f;
-                this_scale = sum_xl / sum_l2;
-            }
-            float mad = 0.0f;
-            for (int i = 0; i < n; i++) {
-                float diff = this_scale * (float)Laux[i] + this_min - x[i];
-                diff = use_mad ? fabsf(diff) : diff * diff;
-                const float w = weights ? weights[i] : x[i] * x[i];
-                mad += w * diff;
-            }
-            if (mad < best_mad) {
-                memcpy(L, Laux, (size_t)n);
-                best_mad = mad;
-                scale = this_scale;
-                min = this_min;
-            }
-        }
-    }
-    *the_min = -min;
-    return scale;
+    /* min may sit at or near max, so iscale (x - min) can be inf, nan or out of nearest_int's
+     * range: the guarded rounding */
+    float w[QGEMV_SEARCH_MAX];
+    for (int i = 0; i < n; i++) w[i] = weights ? weights[i] : x[i] * x[i];
+    return qgemv_qkx_search(n, nmax, x, w, sum_w, sum_x, max, min, scale, best_mad, L, the_min,
+                            rmin, rdelta, nstep, use_mad, 1);
 }
 
 /* the mean of x^2 over a row of n values (sigma2 of ggml's importance-weighted 32-blocks) */

@@ -15,7 +15,7 @@
  * nstep + 1 inverse scales (ggml's make_qkx2_quants: no guard on the rounded values, and
  * "max == min" for a flat block, unlike make_qkx3_quants). */
 static float qgemv_make_qkx2_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
-                                    uint8_t *restrict L, float *restrict the_min, uint8_t *restrict Laux,
+                                    uint8_t *restrict L, float *restrict the_min,
                                     float rmin, float rdelta, int nstep, int use_mad) {
     float min = x[0], max = x[0];
     float sum_w = weights[0];
@@ -47,42 +47,8 @@ static float qgemv_make_qkx2_quants(int n, int nmax, const float *restrict x, co
         *the_min = -min;
         return scale;
     }
-    for (int is = 0; is <= nstep; is++) {
-        iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
-        float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-        for (int i = 0; i < n; i++) {
-            int l = qgemv_nearest_int(iscale * (x[i] - min));
-            l = l < 0 ? 0 : l > nmax ? nmax : l;
-            Laux[i] = (uint8_t)l;
-            const float w = weights[i];
-            sum_l += w * (float)l;
-            sum_l2 += w * (float)l * (float)l;
-            sum_xl += w * (float)l * x[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0.0f) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
-            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
-            if (this_min > 0.0f) {
-                this_min = 0.0f;
-                this_scale = sum_xl / sum_l2;
-            }
-            float cur_error = 0.0f;
-            for (int i = 0; i < n; i++) {
-                float diff = this_scale * (float)Laux[i] + this_min - x[i];
-                diff = use_mad ? fabsf(diff) : diff * diff;
-                cur_error += weights[i] * diff;
-            }
-            if (cur_error < best_error) {
-                memcpy(L, Laux, (size_t)n);
-                best_error = cur_error;
-                scale = this_scale;
-                min = this_min;
-            }
-        }
-    }
-    *the_min = -min;
-    return scale;
+    return qgemv_qkx_search(n, nmax, x, weights, sum_w, sum_x, max, min, scale, best_error, L, the_min,
+                            rmin, rdelta, nstep, use_mad, 0);
 }
 
 /* Symmetric levels L in [0, 2 nmax) for x = scale (L - nmax), from -nmax / max, then up to 5
@@ -243,12 +209,12 @@ static inline void qgemv_finish_q2_K(const float *restrict x, block_q2_K *restri
 static void quantize_row_q2_K_ref(const float *restrict x, block_q2_K *restrict y, int64_t n) {
     const float q4scale = 15.0f;
     for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
-        uint8_t L[QK_K], Laux[16];
+        uint8_t L[QK_K];
         float weights[16], mins[QK_K / 16], scales[QK_K / 16];
         float max_scale = 0.0f, max_min = 0.0f;
         for (int j = 0; j < QK_K / 16; j++) {
             for (int l = 0; l < 16; l++) weights[l] = fabsf(x[16 * j + l]);
-            scales[j] = qgemv_make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux,
+            scales[j] = qgemv_make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j],
                                                -0.5f, 0.1f, 15, 1);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j] > max_min) max_min = mins[j];
@@ -278,14 +244,14 @@ static void quantize_row_q2_K_ref(const float *restrict x, block_q2_K *restrict 
 static void quantize_row_q2_K_imatrix(const float *restrict x, block_q2_K *restrict y, int64_t n,
                                       const float *restrict qw) {
     for (int64_t i = 0; i < n / QK_K; i++, x += QK_K, qw += QK_K) {
-        uint8_t L[QK_K], Laux[16], Ls[QK_K / 16], Lm[QK_K / 16];
+        uint8_t L[QK_K], Ls[QK_K / 16], Lm[QK_K / 16];
         float weight[16], mins[QK_K / 16], scales[QK_K / 16], sw[QK_K / 16];
         const float sigma2 = qgemv_sum_squares_256(x) / (float)QK_K;
         for (int j = 0; j < QK_K / 16; j++) {
             qgemv_importance(x + 16 * j, qw + 16 * j, sigma2, weight, 16);
             sw[j] = 0.0f;
             for (int l = 0; l < 16; l++) sw[j] += weight[l];
-            scales[j] = qgemv_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux,
+            scales[j] = qgemv_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j],
                                                -0.9f, 0.05f, 36, 0);
         }
         y[i].d = qgemv_fp32_to_fp16(qgemv_make_qp_quants(QK_K / 16, 15, scales, Ls, sw));
@@ -441,7 +407,7 @@ static inline void qgemv_requantize_k4(const float *restrict x, qgemv_half d16, 
  * then 6-bit scales and minimums against the largest of each */
 static inline void qgemv_fit_k4_ref(const float *restrict x, int nmax, float rmin, int nstep, uint8_t *restrict L,
                                     uint8_t scales_out[12], qgemv_half *d_out, qgemv_half *dmin_out) {
-    uint8_t Laux[32], ls[8], lm[8];
+    uint8_t ls[8], lm[8];
     float weights[32], mins[QK_K / 32], scales[QK_K / 32];
     float max_scale = 0.0f, max_min = 0.0f;
     for (int j = 0; j < QK_K / 32; j++) {
@@ -449,7 +415,7 @@ static inline void qgemv_fit_k4_ref(const float *restrict x, int nmax, float rmi
         for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
         const float av_x = sqrtf(sum_x2 / 32.0f);
         for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
-        scales[j] = qgemv_make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux,
+        scales[j] = qgemv_make_qkx2_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
                                            rmin, 0.1f, nstep, 0);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (mins[j] > max_min) max_min = mins[j];
@@ -473,7 +439,7 @@ static inline void qgemv_fit_k4_ref(const float *restrict x, int nmax, float rmi
 static inline void qgemv_fit_k4_imatrix(const float *restrict x, const float *restrict qw, int nmax,
                                         uint8_t *restrict L, uint8_t scales_out[12], qgemv_half *d_out,
                                         qgemv_half *dmin_out) {
-    uint8_t Laux[32], Ls[8], Lm[8];
+    uint8_t Ls[8], Lm[8];
     float weights[32], sw[QK_K / 32], mins[QK_K / 32], scales[QK_K / 32];
     const float sigma2 = 2.0f * qgemv_sum_squares_256(x) / (float)QK_K;
     for (int j = 0; j < QK_K / 32; j++) {
@@ -481,7 +447,7 @@ static inline void qgemv_fit_k4_imatrix(const float *restrict x, const float *re
         float sumw = 0.0f;
         for (int l = 0; l < 32; l++) sumw += weights[l];
         sw[j] = sumw;
-        scales[j] = qgemv_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux,
+        scales[j] = qgemv_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
                                            -0.9f, 0.05f, 36, 0);
     }
     const float d_block = qgemv_make_qp_quants(QK_K / 32, 63, scales, Ls, sw);

@@ -183,9 +183,9 @@ static void quantize_row_q4_1_imatrix(const float *restrict x, block_q4_1 *restr
     const float sigma2 = qgemv_mean_square(x, n);
     for (int64_t ib = 0; ib < n / QK4_1; ib++, x += QK4_1, qw += QK4_1) {
         float w[32], the_min;
-        uint8_t L[32], Laux[32];
+        uint8_t L[32];
         qgemv_importance(x, qw, sigma2, w, 32);
-        const float d = qgemv_make_qkx3_quants(32, 15, x, w, L, &the_min, Laux, -0.9f, 0.05f, 36, 0);
+        const float d = qgemv_make_qkx3_quants(32, 15, x, w, L, &the_min, -0.9f, 0.05f, 36, 0);
         y[ib].d = qgemv_fp32_to_fp16(d);
         y[ib].m = qgemv_fp32_to_fp16(-the_min);
         qgemv_pack_nibbles_32(L, y[ib].qs);
@@ -250,9 +250,9 @@ static void quantize_row_q5_1_imatrix(const float *restrict x, block_q5_1 *restr
     const float sigma2 = qgemv_mean_square(x, n);
     for (int64_t ib = 0; ib < n / QK5_1; ib++, x += QK5_1, qw += QK5_1) {
         float w[32], the_min;
-        uint8_t L[32], Laux[32];
+        uint8_t L[32];
         qgemv_importance(x, qw, sigma2, w, 32);
-        const float d = qgemv_make_qkx3_quants(32, 31, x, w, L, &the_min, Laux, -0.9f, 0.05f, 36, 0);
+        const float d = qgemv_make_qkx3_quants(32, 31, x, w, L, &the_min, -0.9f, 0.05f, 36, 0);
         y[ib].d = qgemv_fp32_to_fp16(d);
         y[ib].m = qgemv_fp32_to_fp16(-the_min);
         qgemv_pack_5bit_32(L, y[ib].qs, y[ib].qh);
