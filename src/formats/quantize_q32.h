@@ -71,15 +71,14 @@ static inline void qgemv_pack_5bit_32(const uint8_t L[32], uint8_t qs[16], uint8
 /* the value of largest magnitude of 32, the first one on ties, +0 if all are zero (ggml's
  * "if (amax < |v|) { amax = |v|; max = v; }" of q4_0 / q5_0) */
 static inline float qgemv_signed_absmax_32(const float *x) {
-    uint32_t u[32], amax = 0;
-    memcpy(u, x, sizeof(u));
+    uint32_t amax = 0;
     for (int j = 0; j < 32; j++) {
-        const uint32_t a = u[j] & 0x7fffffffu;
+        const uint32_t a = qgemv_f32_to_bits(x[j]) & 0x7fffffffu;
         amax = a > amax ? a : amax;
     }
     if (amax == 0) return 0.0f;
     int first = 32;
-    for (int j = 31; j >= 0; j--) first = (u[j] & 0x7fffffffu) == amax ? j : first;
+    for (int j = 31; j >= 0; j--) first = (qgemv_f32_to_bits(x[j]) & 0x7fffffffu) == amax ? j : first;
     return x[first];
 }
 
@@ -98,11 +97,9 @@ static inline float qgemv_first_zero_32(const float *x, float v) {
 
 /* min and max of 32 values as ggml's "if (v < min) min = v; if (v > max) max = v;" */
 static inline void qgemv_min_max_32(const float *x, float *min_out, float *max_out) {
-    uint32_t u[32];
-    memcpy(u, x, sizeof(u));
     int32_t kmin = INT32_MAX, kmax = INT32_MIN;
     for (int j = 0; j < 32; j++) {
-        const int32_t k = qgemv_ordered_bits(u[j]);
+        const int32_t k = qgemv_ordered_bits(qgemv_f32_to_bits(x[j]));
         kmin = k < kmin ? k : kmin;
         kmax = k > kmax ? k : kmax;
     }
