@@ -2,9 +2,10 @@
  *
  * Bytes must equal ggml's (ggml-quants.c), so the float arithmetic is ggml's to the
  * operation: the same accumulation order (sequential sums, never reassociated),
- * nearest_int's round-half-even through the 1.5 * 2^23 magic number, roundf / lroundf
- * where ggml rounds half away from zero, and GROUP_MAX_EPS for "all zero".  Portable C only:
- * every ISA variant quantizes to the same bytes.  Naming: quantize_<name>(x, y, n, imatrix)
+ * nearest_int's round-half-even through the 1.5 * 2^23 magic number, half away from zero
+ * where ggml calls roundf / lroundf, and GROUP_MAX_EPS for "all zero".  Portable C, with AVX2
+ * paths for the per-value loops that do the same IEEE operations: every ISA variant
+ * quantizes to the same bytes (the tests run each).  Naming: quantize_<name>(x, y, n, imatrix)
  * is ggml's quantize_<name> for one row of n values (imatrix: n importance weights, or NULL
  * for ggml's path without them); quantize_row_<name>_ref / _imatrix are its two halves.
  */
