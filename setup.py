@@ -78,6 +78,8 @@ def write_formats_header(path: Path) -> None:
                   [(f.id, f.name, f.act, ids[f.act]) for f in _formats.with_op(_formats.MATMUL)])
     text += xlist("QGEMV_FOR_EACH_ACTIVATION",
                   [(f.id, f.name) for f in _formats.with_op(_formats.ACTIVATION)])
+    text += xlist("QGEMV_FOR_EACH_QUANTIZE",
+                  [(f.id, f.name) for f in _formats.with_op(_formats.QUANTIZE)])
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)

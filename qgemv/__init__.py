@@ -17,7 +17,7 @@ __all__ = ["QMatrix", "Format", "formats", "get_num_threads", "set_num_threads",
 
 def formats(op: str | None = None) -> tuple[Format, ...]:
     """The ggml format table (every type id qgemv knows), or the formats implementing ``op``
-    ("dequantize", "matmul", "activation").
+    ("dequantize", "matmul", "activation", "quantize").
 
     >>> [f.name for f in formats("matmul")][:3]
     ['f32', 'f16', 'q4_0']

@@ -13,7 +13,8 @@ act           the activation format ``m @ x`` quantizes ``x`` to (ggml's ``vec_d
               None for formats that are only element types or only activations.
 kind          "float" | "int" | "quant" | "activation".
 ops           what qgemv implements for it today: "dequantize", "matmul" (``m @ x`` and
-              ``m.matmul(act="f32")``), "activation" (usable as ``act``).
+              ``m.matmul(act="f32")``), "activation" (usable as ``act``), "quantize"
+              (``QMatrix.quantize``: ggml's own quantizer, byte for byte).
 needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
 """
@@ -24,6 +25,7 @@ from typing import NamedTuple
 DEQUANTIZE = "dequantize"
 MATMUL = "matmul"
 ACTIVATION = "activation"
+QUANTIZE = "quantize"
 
 
 class Format(NamedTuple):
@@ -65,6 +67,7 @@ ACT_TOLERANCE = {
 F32_TOLERANCE = 1e-5
 
 _D, _M, _A = DEQUANTIZE, MATMUL, ACTIVATION
+_Q = QUANTIZE
 _ELEM = frozenset({_D})
 _PROD = frozenset({_D, _M})
 _NONE = frozenset()
@@ -77,25 +80,25 @@ def _f(id, name, block_size, type_size, act, kind, ops, **kw):
 # block sizes written as arithmetic mirroring the struct fields (see blocks.h)
 QK_K = 256
 FORMATS: tuple[Format, ...] = (
-    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A}),
-    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A}),
-    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD),
-    _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD),
-    _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD),
-    _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD),
-    _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A}),
-    _f(9, "q8_1", 32, 2 + 2 + 32, None, "activation", {_D, _A}, gguf_py=False),
-    _f(10, "q2_K", QK_K, QK_K // 16 + QK_K // 4 + 2 + 2, "q8_K", "quant", _PROD),
-    _f(11, "q3_K", QK_K, QK_K // 8 + QK_K // 4 + 12 + 2, "q8_K", "quant", _PROD),
-    _f(12, "q4_K", QK_K, 2 + 2 + 12 + QK_K // 2, "q8_K", "quant", _PROD),
-    _f(13, "q5_K", QK_K, 2 + 2 + 12 + QK_K // 8 + QK_K // 2, "q8_K", "quant", _PROD),
-    _f(14, "q6_K", QK_K, QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, "q8_K", "quant", _PROD),
-    _f(15, "q8_K", QK_K, 4 + QK_K + QK_K // 16 * 2, None, "activation", {_D, _A}, gguf_py=False),
+    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}),
+    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}),
+    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}),
+    _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}),
+    _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}),
+    _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD | {_Q}),
+    _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A, _Q}),
+    _f(9, "q8_1", 32, 2 + 2 + 32, None, "activation", {_D, _A, _Q}, gguf_py=False),
+    _f(10, "q2_K", QK_K, QK_K // 16 + QK_K // 4 + 2 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(11, "q3_K", QK_K, QK_K // 8 + QK_K // 4 + 12 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(12, "q4_K", QK_K, 2 + 2 + 12 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(13, "q5_K", QK_K, 2 + 2 + 12 + QK_K // 8 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(14, "q6_K", QK_K, QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(15, "q8_K", QK_K, 4 + QK_K + QK_K // 16 * 2, None, "activation", {_D, _A, _Q}, gguf_py=False),
     _f(16, "iq2_xxs", QK_K, 2 + QK_K // 8 * 2, "q8_K", "quant", _PROD, needs_imatrix=True),
     _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _PROD, needs_imatrix=True),
     _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD),
     _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD, needs_imatrix=True),
-    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD),
+    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD),
     _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD),
@@ -105,10 +108,10 @@ FORMATS: tuple[Format, ...] = (
     _f(27, "i64", 1, 8, None, "int", _ELEM),
     _f(28, "f64", 1, 8, None, "float", _ELEM),
     _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _PROD),
-    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A}),
-    _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD),
-    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD),
-    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD),
+    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}),
+    _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}),
     _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD),
     _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD, gguf_py=False),
     _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD, gguf_py=False),

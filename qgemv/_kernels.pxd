@@ -5,6 +5,8 @@ cdef extern from "qgemv/kernels.h" nogil:
     enum: QGEMV_N_TYPES
     ctypedef void (*qgemv_dequant_row_fn)(const void *blocks, float *dst, int64_t n) noexcept nogil
     ctypedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n) noexcept nogil
+    ctypedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n,
+                                               const float *imatrix) noexcept nogil
     ctypedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
     ctypedef struct qgemv_kernel_table:
@@ -12,6 +14,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES]
         qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES]
         qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES]
+        qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]
         size_t block_nbytes[QGEMV_N_TYPES]
         size_t block_align[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32

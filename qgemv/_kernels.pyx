@@ -14,7 +14,7 @@ Design:
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
 from cython.parallel cimport prange, threadid
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from qgemv._kernels cimport (
     QGEMV_N_TYPES, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
@@ -48,11 +48,12 @@ def openmp():
 
 
 def table_info(str isa):
-    """What a variant's table holds per type id: (dequantize, matmul, activation, nbytes, align)."""
+    """What a variant's table holds per type id:
+    (dequantize, matmul, activation, nbytes, align, quantize)."""
     cdef const qgemv_kernel_table *t = _table(isa)
     return {
         i: (t.dequant_row[i] != NULL, t.vec_dot[i] != NULL, t.quantize_act[i] != NULL,
-            t.block_nbytes[i], t.block_align[i])
+            t.block_nbytes[i], t.block_align[i], t.quantize_row[i] != NULL)
         for i in range(QGEMV_N_TYPES)
     }
 
@@ -132,3 +133,35 @@ def grid_table(str name):
     else:
         raise ValueError(f"no lookup table {name!r} in qgemv/grids.h")
     return memoryview((<const char *>p)[:nbytes]).cast(fmt)
+
+
+cdef inline bint _all_finite(const float *x, Py_ssize_t n) noexcept nogil:
+    """No NaN or Inf among x[0:n]: an all-ones exponent carries into bit 31 (vectorizes)."""
+    cdef const uint32_t *u = <const uint32_t *>x
+    cdef uint32_t carry = 0
+    cdef Py_ssize_t j
+    for j in range(n):
+        carry |= (u[j] & 0x7f800000u) + 0x00800000u
+    return (carry & 0x80000000u) == 0
+
+
+def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix,
+             uint8_t[:, ::1] out, int n_threads):
+    """out[r] = ggml's quantization of row a[r] (importance weights imatrix, or None).
+
+    Returns the first row holding NaN or Inf (those rows are left unwritten), or -1.
+    """  # IN a, imatrix; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows = a.shape[0], cols = a.shape[1], r
+    cdef const float *qw = &imatrix[0] if imatrix is not None else NULL
+    cdef uint8_t[::1] bad = bytearray(rows)
+    with nogil:
+        for r in prange(rows, schedule="static", num_threads=n_threads):
+            if _all_finite(&a[r, 0], cols):
+                t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw)
+            else:
+                bad[r] = 1
+    for r in range(rows):
+        if bad[r]:
+            return r
+    return -1

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from . import _dispatch, _formats, _kernels, _threads
-from ._formats import DEQUANTIZE, MATMUL, Format
+from ._formats import DEQUANTIZE, MATMUL, QUANTIZE, Format
 
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
@@ -69,6 +69,68 @@ class QMatrix:
         self._fmt = fmt
         self._shape = (rows, cols)
         self._row_nbytes = row_nbytes
+
+    @classmethod
+    def quantize(cls, a, qtype, imatrix=None, n_threads: int | None = None) -> QMatrix:
+        """Quantize a float matrix to ``qtype``, byte for byte as ggml does.
+
+        The blocks equal ggml's ``ggml_quantize_chunk`` for the same input and importance
+        weights: the reference quantizer without ``imatrix``, ggml's weighted search for the
+        best scales with it (formats without one ignore ``imatrix``, as ggml does).
+
+        Parameters
+        ----------
+        a : array_like of float32 or float16, shape (rows, cols)
+            ``cols`` a multiple of the format's block size; every value finite.
+        qtype : str or int
+            A ggml type name or id among ``qgemv.formats("quantize")``.
+        imatrix : array_like of float32, shape (cols,), optional
+            Importance of each column (llama.cpp's imatrix: mean squared activation), finite
+            and >= 0.  Required for iq1_s, iq2_xxs and iq2_xs, as in ggml.
+        n_threads : int, optional
+            Threads to use (default: ``qgemv.get_num_threads()``); rows are split among them.
+
+        Returns
+        -------
+        QMatrix
+            Over a fresh uint8 array of ``rows * row_nbytes`` bytes.
+
+        Raises
+        ------
+        ValueError
+            For NaN or Inf in ``a`` (naming the first such row), a bad shape or imatrix.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from qgemv import QMatrix
+        >>> w = np.linspace(-1, 1, 64, dtype=np.float32).reshape(2, 32)
+        >>> m = QMatrix.quantize(w, "q8_0")
+        >>> m.shape, m.nbytes
+        ((2, 32), 68)
+        >>> float(np.abs(m.dequantize() - w).max()) < 1 / 127
+        True
+        """
+        fmt = _formats.lookup(qtype)
+        if QUANTIZE not in fmt.ops:
+            raise NotImplementedError(f"qgemv cannot quantize to {fmt.name} yet")
+        a = np.asarray(a)
+        if a.dtype not in (np.float32, np.float16):
+            raise TypeError(f"{fmt.name}: a must be float32 or float16, not {a.dtype} "
+                            f"(convert it with a.astype(np.float32))")
+        if a.ndim != 2:
+            raise ValueError(f"{fmt.name}: a must be 2-D (rows, cols), got {a.ndim}-D")
+        rows, cols = _check_shape(a.shape, fmt)
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        qw = _check_imatrix(imatrix, cols, fmt)
+        out = np.empty((rows, fmt.row_nbytes(cols)), dtype=np.uint8)
+        if out.size:
+            n = _threads.resolve(n_threads, a.nbytes, rows)
+            bad = _kernels.quantize(_dispatch.isa, fmt.id, a, qw, out, n)
+            if bad >= 0:
+                raise ValueError(f"{fmt.name}: row {bad} of a holds NaN or Inf, which ggml "
+                                 f"cannot quantize")
+        return cls(out, fmt.name, (rows, cols))
 
     # ------------------------------------------------------------------ properties
     @property
@@ -245,6 +307,29 @@ def _as_bytes(data, fmt: Format) -> np.ndarray:
         return np.frombuffer(data, dtype=np.uint8)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{fmt.name}: data must be a contiguous buffer (bytes, mmap, numpy array): {e}") from None
+
+
+def _check_imatrix(imatrix, cols: int, fmt: Format) -> np.ndarray | None:
+    """imatrix as a C-contiguous float32 (cols,) array of finite weights >= 0, or None."""
+    if imatrix is None:
+        if fmt.needs_imatrix:
+            raise ValueError(f"{fmt.name}: ggml quantizes this format only with an importance "
+                             f"matrix; pass imatrix= (one weight per column)")
+        return None
+    qw = np.asarray(imatrix)
+    if not np.issubdtype(qw.dtype, np.floating):
+        raise TypeError(f"{fmt.name}: imatrix must be float32, not {qw.dtype}")
+    if qw.shape != (cols,):
+        raise ValueError(f"{fmt.name}: imatrix has shape {qw.shape}, expected ({cols},), "
+                         f"one weight per column")
+    qw = np.ascontiguousarray(qw, dtype=np.float32)
+    if not np.isfinite(qw).all():
+        raise ValueError(f"{fmt.name}: imatrix holds NaN or Inf (first at column "
+                         f"{int(np.argmin(np.isfinite(qw)))})")
+    if (qw < 0).any():
+        raise ValueError(f"{fmt.name}: imatrix holds a negative weight (first at column "
+                         f"{int(np.argmax(qw < 0))})")
+    return qw
 
 
 def _check_x(x, cols: int, name: str) -> tuple[np.ndarray, bool]:

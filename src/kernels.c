@@ -5,7 +5,8 @@
  * defines.  The formats' block kernels live in src/formats/<family>.h; which of them fill
  * the table is decided by the format table alone (qgemv/_formats.py -> the generated
  * qgemv_formats.h X-macros): a format whose row lists "matmul" must have
- * vec_dot_<name>_<act> here, or this file does not compile.
+ * vec_dot_<name>_<act> here, and one listing "quantize" quantize_<name>, or this file does
+ * not compile.
  */
 #include <math.h>
 #include <stdint.h>
@@ -31,6 +32,10 @@
 #include "formats/iq4_xs.h"
 #include "formats/iq1.h"
 #include "formats/kquants.h"
+#include "formats/quantize_common.h"
+#include "formats/quantize_q32.h"
+#include "formats/quantize_tq.h"
+#include "formats/quantize_kquants.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
@@ -40,6 +45,7 @@ QGEMV_FOR_EACH_FORMAT(QGEMV_CHECK_SIZE)
 #define QGEMV_DEQUANT_ENTRY(id, name) [id] = dequant_row_##name,
 #define QGEMV_VEC_DOT_ENTRY(id, name, act, act_id) [id] = vec_dot_##name##_##act,
 #define QGEMV_QUANTIZE_ENTRY(id, name) [id] = quantize_row_##name,
+#define QGEMV_QUANTIZE_WEIGHTS_ENTRY(id, name) [id] = quantize_##name,
 #define QGEMV_SIZE_ENTRY(id, name, block_size, type_size) [id] = sizeof(block_##name),
 #define QGEMV_ALIGN_ENTRY(id, name, block_size, type_size) [id] = _Alignof(block_##name),
 
@@ -48,6 +54,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .dequant_row = {QGEMV_FOR_EACH_DEQUANTIZE(QGEMV_DEQUANT_ENTRY)},
     .vec_dot = {QGEMV_FOR_EACH_MATMUL(QGEMV_VEC_DOT_ENTRY)},
     .quantize_act = {QGEMV_FOR_EACH_ACTIVATION(QGEMV_QUANTIZE_ENTRY)},
+    .quantize_row = {QGEMV_FOR_EACH_QUANTIZE(QGEMV_QUANTIZE_WEIGHTS_ENTRY)},
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,

@@ -31,14 +31,15 @@ def test_kernel_table_matches_format_table(isa):
     """Every compiled variant implements exactly the ops the table lists, with ggml's sizes."""
     info = _kernels.table_info(isa)
     for f in _formats.FORMATS:
-        dequant, matmul, activation, nbytes, align = info[f.id]
+        dequant, matmul, activation, nbytes, align, quantize = info[f.id]
         assert nbytes == f.type_size, f.name
         assert (_formats.DEQUANTIZE in f.ops) == dequant, f.name
         assert (_formats.MATMUL in f.ops) == matmul, f.name
         assert (_formats.ACTIVATION in f.ops) == activation, f.name
+        assert (_formats.QUANTIZE in f.ops) == quantize, f.name
         assert align in (1, 2, 4, 8) and f.type_size % align == 0, f.name
     for i in _formats.RETIRED_IDS:
-        assert info[i] == (False, False, False, 0, 0)
+        assert info[i] == (False, False, False, 0, 0, False)
 
 
 def test_every_product_has_an_activation_format():

@@ -17,6 +17,9 @@
 typedef void (*qgemv_dequant_row_fn)(const void *blocks, float *dst, int64_t n);
 /* n floats -> a row of activation blocks */
 typedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n);
+/* one row of n floats -> a row of weight blocks, as ggml's quantize_<name> (imatrix: n
+ * importance weights, or NULL) */
+typedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n, const float *imatrix);
 /* sum over n values of weight row w times activation row a (a in the weight format's act) */
 typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
 /* sum over n of a[i] * b[i] in float32 */
@@ -27,6 +30,7 @@ typedef struct {
     qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES];    /* NULL: not implemented */
     qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES];            /* weight type -> dot with its act (_formats.py) */
     qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES];  /* act type -> quantizer */
+    qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer */
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;

@@ -1,0 +1,385 @@
+/* Weight quantizers of the element formats and the 32-value block formats: f32, f16, bf16,
+ * q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4 (and the activation formats q8_1, q8_K).
+ *
+ * quantize_<name>(x, y, n, imatrix) is ggml's quantize_<name> (what ggml_quantize_chunk
+ * calls) for one row: without an imatrix the reference quantize_row_<name>_ref, with one the
+ * importance-weighted search where ggml has one (q4_0, q4_1, q5_0, q5_1, iq4_nl; the others
+ * ignore it, as ggml does).  Arithmetic and helpers: quantize_common.h.
+ */
+
+/* L[j] = min(maxq, (int8_t)(int32_t)((x[j] - sub) id + add)) for 32 values: ggml's
+ * "(int8_t)(v)" of q4_0 .. q5_1 is x86's truncating conversion, keeping the low byte (sub = 0
+ * leaves x exact).  The AVX2 path does the same IEEE operations, 8 lanes at a time. */
+static inline void qgemv_trunc_levels_32(const float *x, float sub, float id, float add, int8_t maxq,
+                                         uint8_t L[32]) {
+#if defined(QGEMV_AVX2)
+    const __m256 vsub = _mm256_set1_ps(sub), vid = _mm256_set1_ps(id), vadd = _mm256_set1_ps(add);
+    const __m256i low_byte = _mm256_set1_epi32(0xff);
+    __m256i q[4];
+    for (int k = 0; k < 4; k++) {
+        const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + 8 * k), vsub), vid), vadd);
+        q[k] = _mm256_and_si256(_mm256_cvttps_epi32(v), low_byte);
+    }
+    /* packs interleave the 128-bit lanes; the permute puts values 0..31 back in order */
+    const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3]));
+    const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)L, _mm256_min_epi8(ordered, _mm256_set1_epi8(maxq)));
+#else
+    for (int j = 0; j < 32; j++) {
+        const int8_t q = (int8_t)(int32_t)((x[j] - sub) * id + add);
+        L[j] = (uint8_t)(q < maxq ? q : maxq);
+    }
+#endif
+}
+
+/* 32 4-bit levels -> 16 bytes: value j in the low nibble of byte j, value j + 16 in the high
+ * (ggml's "qs[j] = L[j]; qs[j] |= L[j + 16] << 4") */
+static inline void qgemv_pack_nibbles_32(const uint8_t L[32], uint8_t qs[16]) {
+#if defined(QGEMV_AVX2)
+    const __m128i lo = _mm_loadu_si128((const __m128i *)L), hi = _mm_loadu_si128((const __m128i *)(L + 16));
+    const __m128i hi4 = _mm_and_si128(_mm_slli_epi16(hi, 4), _mm_set1_epi8((char)0xf0));
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(lo, hi4));
+#else
+    for (int j = 0; j < 16; j++) qs[j] = (uint8_t)(L[j] | (L[j + 16] << 4));
+#endif
+}
+
+/* 32 5-bit levels -> their low nibbles as above, bit 4 of value j in bit j of qh */
+static inline void qgemv_pack_5bit_32(const uint8_t L[32], uint8_t qs[16], uint8_t qh_out[4]) {
+#if defined(QGEMV_AVX2)
+    const __m256i all = _mm256_loadu_si256((const __m256i *)L);
+    const uint32_t qh = (uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(all, 3));   /* bit 4 -> bit 7 */
+    const __m128i m = _mm_set1_epi8(0x0f);
+    const __m128i lo = _mm_and_si128(_mm256_castsi256_si128(all), m);
+    const __m128i hi = _mm_slli_epi16(_mm_and_si128(_mm256_extracti128_si256(all, 1), m), 4);
+    _mm_storeu_si128((__m128i *)qs, _mm_or_si128(lo, hi));
+#else
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; j++) {
+        qs[j] = (uint8_t)((L[j] & 0x0f) | ((L[j + 16] & 0x0f) << 4));
+        qh |= (uint32_t)(L[j] >> 4 & 1) << j;
+        qh |= (uint32_t)(L[j + 16] >> 4 & 1) << (j + 16);
+    }
+#endif
+    memcpy(qh_out, &qh, 4);
+}
+
+/* The scans below give ggml's answers (rows are finite) through integer maxima, which
+ * vectorize where its float "if (v < min) min = v" scans do not: the magnitude bits of a
+ * float order as its |value|, and bits ^ (sign ? 0x7fffffff : 0) as its value. */
+
+/* the value of largest magnitude of 32, the first one on ties, +0 if all are zero (ggml's
+ * "if (amax < |v|) { amax = |v|; max = v; }" of q4_0 / q5_0) */
+static inline float qgemv_signed_absmax_32(const float *x) {
+    uint32_t amax = 0;
+    for (int j = 0; j < 32; j++) {
+        const uint32_t a = qgemv_f32_to_bits(x[j]) & 0x7fffffffu;
+        amax = a > amax ? a : amax;
+    }
+    if (amax == 0) return 0.0f;
+    int first = 32;
+    for (int j = 31; j >= 0; j--) first = (qgemv_f32_to_bits(x[j]) & 0x7fffffffu) == amax ? j : first;
+    return x[first];
+}
+
+static inline int32_t qgemv_ordered_bits(uint32_t u) {
+    return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) & 0x7fffffffu));
+}
+
+/* the first of the zeros of x when v is a zero (+0 and -0 compare equal, and ggml keeps the
+ * first value it meets), else v */
+static inline float qgemv_first_zero_32(const float *x, float v) {
+    if (v != 0.0f) return v;
+    int j = 0;
+    while (x[j] != 0.0f) j++;
+    return x[j];
+}
+
+/* min and max of 32 values as ggml's "if (v < min) min = v; if (v > max) max = v;" */
+static inline void qgemv_min_max_32(const float *x, float *min_out, float *max_out) {
+    int32_t kmin = INT32_MAX, kmax = INT32_MIN;
+    for (int j = 0; j < 32; j++) {
+        const int32_t k = qgemv_ordered_bits(qgemv_f32_to_bits(x[j]));
+        kmin = k < kmin ? k : kmin;
+        kmax = k > kmax ? k : kmax;
+    }
+    *min_out = qgemv_first_zero_32(x, qgemv_bits_to_f32((uint32_t)qgemv_ordered_bits((uint32_t)kmin)));
+    *max_out = qgemv_first_zero_32(x, qgemv_bits_to_f32((uint32_t)qgemv_ordered_bits((uint32_t)kmax)));
+}
+
+/* ---------------------------------------------------------------- element formats */
+
+static void quantize_f32(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_f32(x, y, n);
+}
+
+static void quantize_f16(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_f16(x, y, n);
+}
+
+static void quantize_bf16(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_bf16(x, y, n);
+}
+
+/* ---------------------------------------------------------------- q4_0: x = d (q - 8) */
+
+/* d = max / -8 (max: the value of largest magnitude, so it lands on q = 0),
+ * q = min(15, trunc(x / d + 8.5)) */
+static void quantize_row_q4_0_ref(const float *restrict x, block_q4_0 *restrict y, int64_t n) {
+    for (int64_t ib = 0; ib < n / QK4_0; ib++, x += QK4_0) {
+        const float d = qgemv_signed_absmax_32(x) / -8.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        uint8_t L[32];
+        qgemv_trunc_levels_32(x, 0.0f, id, 8.5f, 15, L);
+        qgemv_pack_nibbles_32(L, y[ib].qs);
+    }
+}
+
+/* weighted least-squares levels in [0, 16) per block, w = qw sqrt(sigma2 + x^2) */
+static void quantize_row_q4_0_imatrix(const float *restrict x, block_q4_0 *restrict y, int64_t n,
+                                      const float *restrict qw) {
+    const float sigma2 = qgemv_mean_square(x, n);
+    for (int64_t ib = 0; ib < n / QK4_0; ib++, x += QK4_0, qw += QK4_0) {
+        float w[32];
+        int8_t L[32];
+        qgemv_importance(x, qw, sigma2, w, 32);
+        y[ib].d = qgemv_fp32_to_fp16(qgemv_make_qx_quants(32, 8, x, L, w));
+        qgemv_pack_nibbles_32((const uint8_t *)L, y[ib].qs);
+    }
+}
+
+static void quantize_q4_0(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    if (qw) quantize_row_q4_0_imatrix(x, y, n, qw);
+    else quantize_row_q4_0_ref(x, y, n);
+}
+
+/* ---------------------------------------------------------------- q4_1: x = d q + m */
+
+/* m = min, d = (max - min) / 15, q = min(15, trunc((x - m) / d + 0.5)) */
+static void quantize_row_q4_1_ref(const float *restrict x, block_q4_1 *restrict y, int64_t n) {
+    for (int64_t ib = 0; ib < n / QK4_1; ib++, x += QK4_1) {
+        float min, max;
+        qgemv_min_max_32(x, &min, &max);
+        const float d = (max - min) / 15.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        y[ib].m = qgemv_fp32_to_fp16(min);
+        uint8_t L[32];
+        qgemv_trunc_levels_32(x, min, id, 0.5f, 15, L);
+        qgemv_pack_nibbles_32(L, y[ib].qs);
+    }
+}
+
+/* weighted least-squares scale and minimum per block (make_qkx3_quants), m = -the_min */
+static void quantize_row_q4_1_imatrix(const float *restrict x, block_q4_1 *restrict y, int64_t n,
+                                      const float *restrict qw) {
+    const float sigma2 = qgemv_mean_square(x, n);
+    for (int64_t ib = 0; ib < n / QK4_1; ib++, x += QK4_1, qw += QK4_1) {
+        float w[32], the_min;
+        uint8_t L[32];
+        qgemv_importance(x, qw, sigma2, w, 32);
+        const float d = qgemv_make_qkx3_quants(32, 15, x, w, L, &the_min, -0.9f, 0.05f, 36, 0);
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        y[ib].m = qgemv_fp32_to_fp16(-the_min);
+        qgemv_pack_nibbles_32(L, y[ib].qs);
+    }
+}
+
+static void quantize_q4_1(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    if (qw) quantize_row_q4_1_imatrix(x, y, n, qw);
+    else quantize_row_q4_1_ref(x, y, n);
+}
+
+/* ---------------------------------------------------------------- q5_0: x = d (q - 16) */
+
+/* d = max / -16, q = min(31, trunc(x / d + 16.5)) */
+static void quantize_row_q5_0_ref(const float *restrict x, block_q5_0 *restrict y, int64_t n) {
+    for (int64_t ib = 0; ib < n / QK5_0; ib++, x += QK5_0) {
+        const float d = qgemv_signed_absmax_32(x) / -16.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        uint8_t L[32];
+        qgemv_trunc_levels_32(x, 0.0f, id, 16.5f, 31, L);
+        qgemv_pack_5bit_32(L, y[ib].qs, y[ib].qh);
+    }
+}
+
+static void quantize_row_q5_0_imatrix(const float *restrict x, block_q5_0 *restrict y, int64_t n,
+                                      const float *restrict qw) {
+    const float sigma2 = qgemv_mean_square(x, n);
+    for (int64_t ib = 0; ib < n / QK5_0; ib++, x += QK5_0, qw += QK5_0) {
+        float w[32];
+        int8_t L[32];
+        qgemv_importance(x, qw, sigma2, w, 32);
+        y[ib].d = qgemv_fp32_to_fp16(qgemv_make_qx_quants(32, 16, x, L, w));
+        qgemv_pack_5bit_32((const uint8_t *)L, y[ib].qs, y[ib].qh);
+    }
+}
+
+static void quantize_q5_0(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    if (qw) quantize_row_q5_0_imatrix(x, y, n, qw);
+    else quantize_row_q5_0_ref(x, y, n);
+}
+
+/* ---------------------------------------------------------------- q5_1: x = d q + m */
+
+/* m = min, d = (max - min) / 31, q = trunc((x - m) / d + 0.5) */
+static void quantize_row_q5_1_ref(const float *restrict x, block_q5_1 *restrict y, int64_t n) {
+    for (int64_t ib = 0; ib < n / QK5_1; ib++, x += QK5_1) {
+        float min, max;
+        qgemv_min_max_32(x, &min, &max);
+        const float d = (max - min) / 31.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        y[ib].m = qgemv_fp32_to_fp16(min);
+        uint8_t L[32];
+        qgemv_trunc_levels_32(x, min, id, 0.5f, 127, L);   /* ggml does not clamp q5_1 */
+        qgemv_pack_5bit_32(L, y[ib].qs, y[ib].qh);
+    }
+}
+
+static void quantize_row_q5_1_imatrix(const float *restrict x, block_q5_1 *restrict y, int64_t n,
+                                      const float *restrict qw) {
+    const float sigma2 = qgemv_mean_square(x, n);
+    for (int64_t ib = 0; ib < n / QK5_1; ib++, x += QK5_1, qw += QK5_1) {
+        float w[32], the_min;
+        uint8_t L[32];
+        qgemv_importance(x, qw, sigma2, w, 32);
+        const float d = qgemv_make_qkx3_quants(32, 31, x, w, L, &the_min, -0.9f, 0.05f, 36, 0);
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        y[ib].m = qgemv_fp32_to_fp16(-the_min);
+        qgemv_pack_5bit_32(L, y[ib].qs, y[ib].qh);
+    }
+}
+
+static void quantize_q5_1(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    if (qw) quantize_row_q5_1_imatrix(x, y, n, qw);
+    else quantize_row_q5_1_ref(x, y, n);
+}
+
+/* ---------------------------------------------------------------- q8_0: x = d q */
+
+/* d = amax / 127, q = roundf(x / d), half away from zero (ggml's quantize_row_q8_0_ref:
+ * not the activation quantizer, which rounds x 127 / amax half to even) */
+static void quantize_row_q8_0_ref(const float *restrict x, block_q8_0 *restrict y, int64_t n) {
+    for (int64_t ib = 0; ib < n / QK8_0; ib++, x += QK8_0) {
+        const float d = qgemv_absmax(x, QK8_0) / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[ib].d = qgemv_fp32_to_fp16(d);
+        for (int j = 0; j < QK8_0; j++) y[ib].qs[j] = (int8_t)qgemv_round_half_away(x[j] * id);
+    }
+}
+
+static void quantize_q8_0(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_q8_0_ref(x, y, n);
+}
+
+/* q8_1 and q8_K have no ggml_quantize_chunk path: they quantize as ggml's CPU backend
+ * quantizes activations (activations.h) */
+static void quantize_q8_1(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_q8_1(x, y, n);
+}
+
+static void quantize_q8_K(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_q8_K(x, y, n);
+}
+
+/* ---------------------------------------------------------------- iq4_nl: x = d kvalues_iq4nl[q] */
+
+/* One 32-block of ggml's quantize_iq4_nl (quantize_row_iq4_nl_impl with ntry = 7): levels
+ * nearest x / d for d = -max / -127, then 15 inverse scales (t - 127) / max, keeping the d
+ * that maximises (sum w q x)^2 / sum w q^2; the levels are then re-chosen for the final d.
+ * w = x^2 without an imatrix, qw sqrt(sigma2 + x^2) with one (sigma2 = 2 mean(x^2) of the
+ * block). */
+static void quantize_block_iq4_nl(const float *restrict x, block_iq4_nl *restrict y, const float *restrict qw) {
+    const int8_t *values = kvalues_iq4nl;
+    float w[32];
+    float sigma2 = 0.0f;
+    for (int j = 0; j < 32; j++) sigma2 += x[j] * x[j];
+    sigma2 *= 2.0f / 32.0f;
+    if (qw) qgemv_importance(x, qw, sigma2, w, 32);
+    else for (int j = 0; j < 32; j++) w[j] = x[j] * x[j];
+
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 32; j++) {
+        const float ax = fabsf(x[j]);
+        if (ax > amax) { amax = ax; max = x[j]; }
+    }
+    float d = 0.0f;
+    if (amax >= QGEMV_GROUP_MAX_EPS) {
+        d = -max / (float)values[0];
+        float id = 1.0f / d;
+        float sumqx = 0.0f, sumq2 = 0.0f;
+        for (int j = 0; j < 32; j++) {
+            const float q = (float)values[qgemv_nearest_level16(values, id * x[j])];
+            sumqx += w[j] * q * x[j];
+            sumq2 += w[j] * q * q;
+        }
+        d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+        float best = d * sumqx;
+        for (int itry = -7; itry <= 7; itry++) {
+            id = (float)(itry + values[0]) / max;
+            sumqx = sumq2 = 0.0f;
+            for (int j = 0; j < 32; j++) {
+                const float q = (float)values[qgemv_nearest_level16(values, id * x[j])];
+                sumqx += w[j] * q * x[j];
+                sumq2 += w[j] * q * q;
+            }
+            if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+                d = sumqx / sumq2;
+                best = d * sumqx;
+            }
+        }
+    }
+    y->d = qgemv_fp32_to_fp16(d);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint8_t L[32];
+    for (int j = 0; j < 32; j++) L[j] = (uint8_t)qgemv_nearest_level16(values, id * x[j]);
+    qgemv_pack_nibbles_32(L, y->qs);
+}
+
+static void quantize_iq4_nl(const float *restrict x, void *restrict dst, int64_t n, const float *qw) {
+    block_iq4_nl *y = (block_iq4_nl *)dst;
+    for (int64_t ib = 0; ib < n / QK4_NL; ib++)
+        quantize_block_iq4_nl(x + QK4_NL * ib, &y[ib], qw ? qw + QK4_NL * ib : NULL);
+}
+
+/* ---------------------------------------------------------------- mxfp4: x = 2^(e-128) kvalues_mxfp4[q] */
+
+/* the index of the first of the 16 levels nearest x / e (ggml's best_index_mxfp4) */
+static inline int qgemv_nearest_mxfp4(float x, float e) {
+    int best = 0;
+    float best_err = fabsf((float)kvalues_mxfp4[0] * e - x);
+    for (int i = 1; i < 16; i++) {
+        const float err = fabsf((float)kvalues_mxfp4[i] * e - x);
+        if (err < best_err) { best = i; best_err = err; }
+    }
+    return best;
+}
+
+/* e = floor(log2(amax)) - 2 + 127 (amax lands on the top level 6 = 12 / 2), nearest level */
+static void quantize_row_mxfp4_ref(const float *restrict x, block_mxfp4 *restrict y, int64_t n) {
+    for (int64_t ib = 0; ib < n / QK_MXFP4; ib++, x += QK_MXFP4) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK_MXFP4; j++)
+            if (amax < fabsf(x[j])) amax = fabsf(x[j]);
+        const uint8_t e = amax > 0.0f ? (uint8_t)(int)(floorf(log2f(amax)) - 2.0f + 127.0f) : 0;
+        const float d = qgemv_e8m0_to_fp32_half(e);
+        y[ib].e = e;
+        uint8_t L[32];
+        for (int j = 0; j < 32; j++) L[j] = (uint8_t)qgemv_nearest_mxfp4(x[j], d);
+        qgemv_pack_nibbles_32(L, y[ib].qs);
+    }
+}
+
+static void quantize_mxfp4(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    quantize_row_mxfp4_ref(x, y, n);
+}
