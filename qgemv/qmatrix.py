@@ -16,7 +16,8 @@ _COMPILED = _kernels.table_info("baseline")
 _BLOCK_ALIGN = {i: row[4] for i, row in _COMPILED.items()}
 # the ops the compiled kernels really have: a table/build mismatch (a stale build) must
 # raise, never call a missing kernel
-_COMPILED_OPS = {i: {op for op, present in zip((DEQUANTIZE, MATMUL), row[:2]) if present}
+_COMPILED_OPS = {i: {op for op, present in ((DEQUANTIZE, row[0]), (MATMUL, row[1]), (QUANTIZE, row[5]))
+                     if present}
                  for i, row in _COMPILED.items()}
 
 
@@ -112,7 +113,7 @@ class QMatrix:
         True
         """
         fmt = _formats.lookup(qtype)
-        if QUANTIZE not in fmt.ops:
+        if QUANTIZE not in fmt.ops or QUANTIZE not in _COMPILED_OPS[fmt.id]:
             raise NotImplementedError(f"qgemv cannot quantize to {fmt.name} yet")
         a = np.asarray(a)
         if a.dtype not in (np.float32, np.float16):
