@@ -418,6 +418,10 @@ def plan_types(f: GGUFFile, ftype: str | FileType, *, pure: bool = False,
     return plan
 
 
+# file types llama-quantize refuses outright without an importance matrix
+IMATRIX_FILE_TYPES = ("iq2_xxs", "iq2_xs", "iq2_s", "q2_K_S", "iq1_s", "iq1_m")
+
+
 def requires_imatrix(name: str, qtype: str, ftype: str) -> bool:
     """llama.cpp's ``tensor_requires_imatrix``."""
     if name in ("token_embd.weight", "per_layer_token_embd.weight", "output.weight"):
@@ -633,6 +637,12 @@ def quantize_gguf(in_path, out_path, qtype: str, imatrix=None, n_threads: int | 
         created (atomically, by rename) once every tensor is quantized.
     """
     ft = file_type(qtype)
+    if imatrix is None and (ft.name in IMATRIX_FILE_TYPES or
+                            _formats.lookup(ft.default).needs_imatrix):
+        raise ValueError(f"{ft.name} requires an importance matrix (--imatrix FILE): without one "
+                         f"its very-low-bit quantization is garbage, so llama-quantize refuses it")
+    if os.path.exists(out_path) and os.path.samefile(in_path, out_path):
+        raise ValueError(f"input and output are the same file: {os.fspath(in_path)!r}")
     im = imatrix if isinstance(imatrix, Imatrix) or imatrix is None else load_imatrix(imatrix)
     if im is not None:
         for name, v in im.values.items():
@@ -667,6 +677,11 @@ def _check_plan(f: GGUFFile, plan: dict, ft: FileType, im, allow_requantize: boo
         if qtype == info.qtype:
             continue
         fmt = _formats.lookup(qtype)
+        needs = requires_imatrix(name, qtype, ft.name) or fmt.needs_imatrix
+        if needs and (im is None or _imatrix_for(im, info) is None):
+            what = "no importance matrix was given" if im is None else "the imatrix has no entry"
+            raise ValueError(f"tensor {name!r} in {qtype} requires an importance matrix, but "
+                             f"{what} (pass --imatrix FILE)")
         if QUANTIZE not in fmt.ops:
             raise ValueError(f"{ft.name} puts tensor {name!r} in {qtype}, which qgemv cannot "
                              f"quantize to yet (it can: "
@@ -678,11 +693,6 @@ def _check_plan(f: GGUFFile, plan: dict, ft: FileType, im, allow_requantize: boo
                              f"(--allow-requantize)")
         if src.kind not in ("quant", "float"):
             raise ValueError(f"tensor {name!r} has type {src.name}, which cannot be quantized")
-        needs = requires_imatrix(name, qtype, ft.name) or fmt.needs_imatrix
-        if needs and (im is None or _imatrix_for(im, info) is None):
-            what = "no importance matrix was given" if im is None else "the imatrix has no entry"
-            raise ValueError(f"tensor {name!r} in {qtype} requires an importance matrix, but "
-                             f"{what} (pass --imatrix FILE)")
 
 
 def _imatrix_for(im: Imatrix, info: TensorInfo):
