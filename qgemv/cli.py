@@ -224,7 +224,57 @@ def run_run(args) -> int:
     return 0
 
 
-COMMANDS = (add_info_parser, add_run_parser)
+# ---------------------------------------------------------------------------------------------
+# quantize
+
+
+def add_quantize_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "quantize", help="rewrite a GGUF model's weights in a quantized type (like llama-quantize)",
+        description="Quantize every weight of a GGUF model as llama.cpp's llama-quantize does: "
+                    "its per-tensor rules for the file type (output.weight in q6_K, the _M mixes "
+                    "giving attn_v / ffn_down more bits in some layers), its fallbacks for "
+                    "tensors too narrow for a 256-block type; norms and biases stay as they are. "
+                    "All metadata is copied; general.file_type is updated. The output is "
+                    "written atomically (temporary file, then rename).")
+    p.add_argument("input", help="source .gguf (f32, f16 or bf16 weights)")
+    p.add_argument("output", help="destination .gguf")
+    p.add_argument("--type", required=True, metavar="TYPE",
+                   help="llama.cpp file type: q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K_S/M/L, "
+                        "q4_K_S/M, q5_K_S/M, q6_K, iq4_nl, iq4_xs, tq1_0, tq2_0, f16, bf16, f32, "
+                        "... (q3_K, q4_K, q5_K mean the _M mixes, as in llama-quantize)")
+    p.add_argument("--imatrix", metavar="FILE",
+                   help="llama.cpp importance matrix (llama-imatrix GGUF or legacy .dat)")
+    p.add_argument("--threads", type=int, default=None, help="threads (default: all available)")
+    p.add_argument("--pure", action="store_true",
+                   help="no mix rules: every weight in the type's base type "
+                        "(fallbacks still apply)")
+    p.add_argument("--allow-requantize", action="store_true",
+                   help="allow already-quantized source tensors (loses quality)")
+    p.set_defaults(run=run_quantize)
+
+
+def run_quantize(args) -> int:
+    from qgemv.quantize_gguf import TextProgress, quantize_gguf
+
+    if args.threads is not None and args.threads < 1:
+        raise SystemExit("qgemv quantize: --threads must be >= 1")
+    try:
+        plan = quantize_gguf(args.input, args.output, args.type, imatrix=args.imatrix,
+                             n_threads=args.threads, progress=TextProgress(sys.stderr),
+                             pure=args.pure, allow_requantize=args.allow_requantize)
+    except ValueError as e:
+        if isinstance(e, GGUFError):
+            raise
+        print(f"qgemv quantize: error: {e}", file=sys.stderr)
+        return 1
+    counts = Counter(plan.values())
+    print(f"wrote {args.output}: " + ", ".join(f"{n} x {q}" for q, n in counts.most_common()),
+          file=sys.stderr)
+    return 0
+
+
+COMMANDS = (add_info_parser, add_run_parser, add_quantize_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
