@@ -101,9 +101,11 @@ def _linear(w: QMatrix, x: np.ndarray, n_threads: int | None, act: str | None,
 
 
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
-    """x / sqrt(mean(x^2) + eps) * weight, per row."""
-    ms = np.mean(np.square(x, dtype=np.float32), axis=-1, keepdims=True, dtype=np.float32)
-    return (x / np.sqrt(ms + np.float32(eps))) * weight
+    """x * (1 / sqrt(mean(x^2) + eps)) * weight, per row, in ggml's order (the squares summed
+    in float64, the scale in float32)."""
+    ms = (np.square(x).sum(axis=-1, keepdims=True, dtype=np.float64) / x.shape[-1]).astype(np.float32)
+    scale = np.float32(1) / np.sqrt(ms + np.float32(eps))
+    return (x * scale) * weight
 
 
 def _f16(x: np.ndarray) -> np.ndarray:
@@ -181,18 +183,23 @@ class Llama:
 
     # ------------------------------------------------------------------ maths
     @staticmethod
-    def _rope_inv_freq(c: LlamaConfig, freq_factors) -> np.ndarray:
-        """theta_i = base^(-2i / rope_dims) (divided by the file's frequency factors, if any)."""
-        i = np.arange(c.rope_dims // 2, dtype=np.float64)
-        inv = c.rope_base ** (-2.0 * i / c.rope_dims)
-        if freq_factors is not None:
-            inv = inv / freq_factors.astype(np.float64)
-        return inv
+    def _rope_inv_freq(c: LlamaConfig, freq_factors) -> tuple[np.float32, np.ndarray]:
+        """The ratio base^(-2 / rope_dims) between successive theta_i, in float32, and the
+        file's per-frequency divisors (ones if it has none)."""
+        step = np.float32(c.rope_base) ** np.float32(-2.0 / c.rope_dims)
+        ff = np.ones(c.rope_dims // 2, np.float32) if freq_factors is None else freq_factors.astype(np.float32)
+        return step, ff
 
     def _rope_tables(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """cos and sin of pos * theta_i, (n, 1, rope_dims/2): computed once per forward pass."""
-        angle = positions[:, None].astype(np.float64) * self._inv_freq[None, :]
-        return np.cos(angle).astype(np.float32)[:, None, :], np.sin(angle).astype(np.float32)[:, None, :]
+        """cos and sin of pos * theta_i, (n, 1, rope_dims/2), computed once per forward pass
+        as ggml_rope_cache_init does: theta = pos, then theta *= step in float32, per i."""
+        step, ff = self._inv_freq
+        theta = positions.astype(np.float32)
+        angle = np.empty((positions.size, ff.size), np.float32)
+        for i in range(ff.size):
+            angle[:, i] = theta / ff[i]
+            theta = theta * step
+        return np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
 
     def _rope(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i."""
@@ -225,7 +232,8 @@ class Llama:
             scores[..., np.arange(end)[None, :] > (start + np.arange(n))[:, None]] = -np.inf
         scores -= scores.max(axis=-1, keepdims=True)
         p = np.exp(scores)
-        p /= p.sum(axis=-1, keepdims=True)
+        p *= (1.0 / p.sum(axis=-1, keepdims=True, dtype=np.float64)).astype(np.float32)   # ggml: times 1/sum
+        p = self._kv_round(p)       # llama.cpp multiplies f16 V by the probabilities in f16
         out = p.reshape(c.n_kv_heads, group * n, end) @ cv[:, :end]                      # (kv, group*n, hd)
         return out.reshape(c.n_heads, n, c.head_dim).transpose(1, 0, 2).reshape(n, c.n_heads * c.head_dim)
 
