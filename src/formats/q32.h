@@ -221,3 +221,112 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_0(mxfp4)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
 
+
+/* ---------------------------------------------------------------- tiles of rows x columns
+ *
+ * vec_dot_tile_<name>_<act> (src/tiles.h): each weight block is decoded once for up to 4
+ * activation columns, and 4 rows share each activation block when the batch is one column
+ * (2 rows x 4 columns otherwise), so loads and scale conversions are shared.  Every (r, c) sees
+ * the same operations in the same order (one accumulator per (r, c), blocks in order) whatever
+ * its neighbours, so results do not depend on the thread count or the batch.
+ *
+ * The dot of a block pair: unsigned levels where the format has them, through
+ *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
+ * (q4_0: o = 8, q5_0: o = 16, q4_1 / q5_1: o = 0), the last term once per activation block;
+ * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).  Then, as vec_dot,
+ *     acc += (d_x d_y) dot    (+ m_x s_y for the formats with a minimum).
+ */
+#if defined(QGEMV_AVX2)
+static inline __m256i tile_levels_q4_0(const block_q4_0 *b) { return qgemv_nibbles_32(b->qs); }   /* q + 8 */
+static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
+    const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
+}
+#define tile_levels_q4_1 unpack_q4_1
+#define tile_levels_q5_1 unpack_q5_1
+#define tile_levels_q8_0 unpack_q8_0
+#define tile_levels_iq4_nl unpack_iq4_nl
+#define tile_levels_mxfp4 unpack_mxfp4
+
+/* RB rows x CB columns (compile-time constants once inlined) over nb blocks.
+ * signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1. */
+#define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)               \
+    QGEMV_ALWAYS_INLINE void tile_32_##name(int64_t nb, const uint8_t *w, int64_t row_stride,  \
+                                            const int RB, const uint8_t *a, int64_t act_stride, \
+                                            const int CB, float *out, int64_t out_stride) {     \
+        __m256 acc[4][4];                                                                      \
+        float summ[4][4];                                                                      \
+        for (int r = 0; r < RB; r++)                                                           \
+            for (int c = 0; c < CB; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                  \
+            __m256i av[4], corr[4];                                                            \
+            float da[4], sa[4];                                                                \
+            for (int c = 0; c < CB; c++) {                                                     \
+                const block_##act *y = (const block_##act *)(a + c * act_stride) + ib;          \
+                av[c] = unpack_##act(y);                                                       \
+                da[c] = scale_##act(y);                                                        \
+                if (offset) corr[c] = qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av[c]);    \
+                if (has_min) sa[c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);           \
+            }                                                                                  \
+            for (int r = 0; r < RB; r++) {                                                     \
+                const block_##name *x = (const block_##name *)(w + r * row_stride) + ib;       \
+                const __m256i q = tile_levels_##name(x);                                       \
+                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                 \
+                const float dx = scale_##name(x);                                              \
+                const float mx = min_of(x);                                                    \
+                for (int c = 0; c < CB; c++) {                                                 \
+                    __m256i p = qgemv_dot_u8s8_i32x8(uq, signed_levels ? _mm256_sign_epi8(av[c], q) : av[c]); \
+                    if (offset) p = _mm256_sub_epi32(p, corr[c]);                              \
+                    acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * da[c]), _mm256_cvtepi32_ps(p), acc[r][c]); \
+                    if (has_min) summ[r][c] += mx * sa[c];                                     \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+        for (int r = 0; r < RB; r++)                                                           \
+            for (int c = 0; c < CB; c++)                                                       \
+                out[r * out_stride + c] = has_min ? qgemv_hsum_f32x8(acc[r][c]) + summ[r][c]   \
+                                                  : qgemv_hsum_f32x8(acc[r][c]);               \
+    }                                                                                          \
+    static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
+                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                     \
+        const int64_t nb = n / 32;                                                             \
+        int64_t r = 0;                                                                         \
+        if (ncols == 1) {                                                                      \
+            for (; r + 4 <= nrows; r += 4)                                                     \
+                tile_32_##name(nb, wr + r * row_stride, row_stride, 4, ac, act_stride, 1, out + r * out_stride, out_stride); \
+        } else {                                                                               \
+            for (; r + 2 <= nrows; r += 2)                                                     \
+                QGEMV_TILE_32_COLUMNS(name, 2);                                                \
+        }                                                                                      \
+        for (; r < nrows; r++)                                                                 \
+            QGEMV_TILE_32_COLUMNS(name, 1);                                                    \
+    }
+/* rows r .. r + RB - 1 against every column, 4 at a time */
+#define QGEMV_TILE_32_COLUMNS(name, RB)                                                        \
+    for (int64_t c = 0; c < ncols; c += 4) {                                                   \
+        const uint8_t *w_ = wr + r * row_stride, *a_ = ac + c * act_stride;                    \
+        float *o_ = out + r * out_stride + c;                                                  \
+        switch (ncols - c) {                                                                   \
+        case 1: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 1, o_, out_stride); break; \
+        case 2: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 2, o_, out_stride); break; \
+        case 3: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 3, o_, out_stride); break; \
+        default: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 4, o_, out_stride); break; \
+        }                                                                                      \
+    }
+
+QGEMV_DEFINE_TILE_32(q4_0, q8_0, 0, 8, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(iq4_nl, q8_0, 1, 0, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(mxfp4, q8_0, 1, 0, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q4_1, q8_1, 0, 0, 1, min_q4_1)
+QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#define QGEMV_TILES_Q32(X) X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) \
+    X(iq4_nl, q8_0) X(mxfp4, q8_0)
+#else
+#define QGEMV_TILES_Q32(X)
+#endif
