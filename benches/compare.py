@@ -1,0 +1,362 @@
+"""qgemv side by side with ggml's CPU kernels, in one process run: one table, one chart.
+
+    PYTHONPATH=. python benches/compare.py [--formats q4_0 q8_0 ...] [--quick] [--reps N]
+                                          [--results benches/RESULTS.md] [--chart PATH]
+
+For every format qgemv multiplies (``qgemv.formats("matmul")``): GEMV / small-batch GEMM at
+4096x4096 (in cache) and 14336x4096 (out of cache: weights rotated through copies totalling
+>= 256 MiB), batch 1 and 8 (and 32 at 4096x4096, 2 threads), 1 and 2 threads; and for every
+weight format it dequantizes: dequantize 4096x4096 on 1 thread.  Compared against ggml
+(benches/ggml_ref.py: libggml-python's prebuilt library, or QGEMV_GGML_LIB; the faster of
+ggml's plain and repacked layouts, marked "r"), numpy (float32 matmul on the dequantized
+matrix; gguf-py's dequantize) and the machine's streaming read bandwidth measured in the
+same run (numpy reductions on a 1 GiB array, 1 and 2 threads).
+
+qgemv and ggml are timed in alternating blocks of calls so they share the same background
+load; figures are medians (see ``--reps``).  ``--results`` writes the table, machine and
+command into RESULTS.md between its generated-section markers, keeping the notes around them.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402
+import ggml_ref  # noqa: E402
+
+import qgemv  # noqa: E402
+from qgemv import QMatrix  # noqa: E402
+
+def markers(section: str) -> tuple[str, str]:
+    return f"<!-- compare.py: begin {section} -->", f"<!-- compare.py: end {section} -->"
+MAIN_CASE = ("gemv", (14336, 4096), 1, 2)     # issue 6's headline: out of cache, 2 threads
+STAT = harness.median                          # or min (--stat min)
+
+
+def gemv_cases(quick: bool):
+    """(shape, batch, threads) in the order they are printed."""
+    if quick:
+        return [((14336, 4096), 1, 2), ((4096, 4096), 1, 1), ((4096, 4096), 8, 2)]
+    cases = [(shape, b, t) for shape in harness.SHAPES for b in (1, 8) for t in (1, 2)]
+    cases.insert(cases.index(((4096, 4096), 8, 2)) + 1, ((4096, 4096), 32, 2))
+    return cases
+
+
+def numpy_matmul_ms(dense: np.ndarray, x: np.ndarray, threads: int, reps: int) -> float:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    ctx = threadpool_limits(threads) if threadpool_limits else _null()
+    with ctx:
+        ts = []
+        for _ in range(reps + 1):
+            t0 = time.perf_counter()
+            dense @ x
+            ts.append(time.perf_counter() - t0)
+    return 1e3 * harness.median(ts[1:])
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+_shape_cache: dict = {}
+
+
+def shape_data(fmt, shape, with_numpy):
+    """Weight copies (and the dense float32 matrix for numpy) of the current format and shape."""
+    key = (fmt.id, shape)
+    if key not in _shape_cache:
+        _shape_cache.clear()
+        copies = harness.weight_copies(fmt, *shape, out_of_cache=shape[0] >= 14336)
+        dense = QMatrix(copies[0], fmt.id, shape).dequantize() if with_numpy else None
+        _shape_cache[key] = copies, dense
+    return _shape_cache[key]
+
+
+def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
+    rows, cols = shape
+    out_of_cache = rows >= 14336
+    copies, dense = shape_data(fmt, shape, with_numpy)
+    x = harness.activations(cols, batch)
+    runners = {"qgemv": harness.QgemvGemv(fmt, copies, rows, cols, x, threads)}
+    closers = []
+    if g is not None:
+        plain = harness.GgmlGemv(g, fmt, copies, rows, cols, x, threads)
+        runners["ggml"] = plain
+        closers.append(plain)
+        if g.repack_buft is not None:
+            rp = harness.GgmlGemv(g, fmt, copies, rows, cols, x, threads, repack=True)
+            if rp.repacked:
+                runners["ggml_repack"] = rp
+                closers.append(rp)
+            else:
+                rp.close()
+    try:
+        times = harness.interleaved(runners, reps)
+    finally:
+        for c in closers:
+            c.close()
+    row = {"op": "gemv", "format": fmt.name, "shape": shape, "batch": batch, "threads": threads,
+           "cache": "out" if out_of_cache else "in", "nbytes": copies[0].nbytes,
+           "qgemv_ms": 1e3 * STAT(times["qgemv"])}
+    add_min_ratio(row, times)
+    if "ggml" in times:
+        row["ggml_plain_ms"] = 1e3 * STAT(times["ggml"])
+        row["ggml_ms"], row["ggml_path"] = row["ggml_plain_ms"], ""
+        if "ggml_repack" in times:
+            row["ggml_repack_ms"] = 1e3 * STAT(times["ggml_repack"])
+            if row["ggml_repack_ms"] < row["ggml_ms"]:
+                row["ggml_ms"], row["ggml_path"] = row["ggml_repack_ms"], "r"
+    if with_numpy:
+        row["numpy_ms"] = numpy_matmul_ms(dense, x, threads, max(3, reps // 4))
+    return row
+
+
+def run_dequant(fmt, reps, g, with_numpy):
+    rows, cols = 4096, 4096
+    w = harness.weights(fmt, rows, cols)
+    m = QMatrix(w, fmt.id, (rows, cols))
+    out = np.empty((rows, cols), np.float32)
+    runners = {"qgemv": lambda: m.dequantize(out=out, n_threads=1)}
+    if g is not None:
+        runners["ggml"] = lambda: g.to_float(fmt.id, w, rows * cols)
+    times = harness.interleaved(runners, reps)
+    row = {"op": "dequant", "format": fmt.name, "shape": (rows, cols), "batch": None, "threads": 1,
+           "cache": "in", "nbytes": w.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
+    add_min_ratio(row, times)
+    if "ggml" in times:
+        row["ggml_ms"], row["ggml_path"] = 1e3 * STAT(times["ggml"]), ""
+    if with_numpy and fmt.gguf_py:
+        import gguf
+        sub = w[:256]                                 # gguf-py is slow: time 256 rows, scale up
+        qt = gguf.GGMLQuantizationType(fmt.id)
+        ts = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            gguf.quants.dequantize(sub, qt)
+            ts.append(time.perf_counter() - t0)
+        row["numpy_ms"] = 1e3 * min(ts) * rows / sub.shape[0]
+    return row
+
+
+def add_min_ratio(row, times) -> None:
+    """ggml/qgemv from each side's fastest call: what the two do when nothing else interferes."""
+    g = [min(ts) for name, ts in times.items() if name.startswith("ggml") and ts]
+    if g:
+        row["ratio_min"] = min(g) / min(times["qgemv"])
+
+
+def finish(row, bandwidth):
+    row["gbps"] = row["nbytes"] / (row["qgemv_ms"] * 1e-3) / 1e9
+    if row["op"] == "gemv":
+        row["pct_bw"] = 100 * row["gbps"] / bandwidth[row["threads"]]
+    if "ggml_ms" in row:
+        row["ratio"] = row["ggml_ms"] / row["qgemv_ms"]
+        row["ggml_gbps"] = row["nbytes"] / (row["ggml_ms"] * 1e-3) / 1e9
+    return row
+
+
+COLUMNS = [("op", "op"), ("format", "format"), ("shape", "shape"), ("batch", "batch"),
+           ("threads", "thr"), ("qgemv_ms", "qgemv ms"), ("ggml_ms", "ggml ms"),
+           ("ratio", "ggml/qgemv"), ("ratio_min", "(min)"), ("gbps", "qgemv GB/s"), ("ggml_gbps", "ggml GB/s"),
+           ("pct_bw", "% bw"), ("numpy_ms", "numpy ms")]
+
+
+def cell(row, key) -> str:
+    v = row.get(key)
+    if v is None:
+        return "-"
+    if key == "shape":
+        return f"{v[0]}x{v[1]}" + (" (out)" if row.get("cache") == "out" else "")
+    if key == "ggml_ms":
+        return f"{v:.3f}" + (" r" if row.get("ggml_path") else "")
+    if key in ("qgemv_ms", "numpy_ms"):
+        return f"{v:.3f}" if v < 100 else f"{v:.0f}"
+    if key in ("ratio", "ratio_min"):
+        return f"{v:.2f}"
+    if key in ("gbps", "ggml_gbps", "pct_bw"):
+        return f"{v:.1f}" if key != "pct_bw" else f"{v:.0f}%"
+    return str(v)
+
+
+def text_table(rows) -> str:
+    head = [h for _, h in COLUMNS]
+    body = [[cell(r, k) for k, _ in COLUMNS] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def markdown_table(rows) -> str:
+    head = [h for _, h in COLUMNS]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(cell(r, k) for k, _ in COLUMNS) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def chart(rows, bandwidth, path: Path) -> str | None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install matplotlib): no chart"
+    panels = [(("gemv", (14336, 4096), 1, 2), "GEMV 14336x4096 out of cache, batch 1, 2 threads"),
+              (("gemv", (4096, 4096), 1, 1), "GEMV 4096x4096 in cache, batch 1, 1 thread")]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 4.2 * len(panels)))
+    for ax, (key, title) in zip(np.atleast_1d(axes), panels):
+        sel = [r for r in rows if (r["op"], r["shape"], r["batch"], r["threads"]) == key]
+        if not sel:
+            ax.set_visible(False)
+            continue
+        names = [r["format"] for r in sel]
+        pos = np.arange(len(sel))
+        ax.bar(pos - 0.2, [r["gbps"] for r in sel], 0.4, label="qgemv")
+        ax.bar(pos + 0.2, [r.get("ggml_gbps", 0) for r in sel], 0.4,
+               label="ggml (best of plain / repacked)")
+        ax.axhline(bandwidth[key[3]], color="k", ls="--", lw=1,
+                   label=f"read bandwidth, {key[3]} thread{'s' if key[3] > 1 else ''} ({bandwidth[key[3]]:.1f} GB/s)")
+        ax.set_xticks(pos, names)
+        ax.set_ylabel("GB/s of weight bytes")
+        ax.set_title(title)
+        ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return None
+
+
+def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path: Path, stat="median",
+               section="generated section") -> None:
+    BEGIN, END = markers(section)
+    today = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    main = [r for r in rows if (r["op"], r["shape"], r["batch"], r["threads"]) == MAIN_CASE]
+    lines = [
+        BEGIN,
+        f"Measured {today} by `{command}`.",
+        "",
+        f"- Machine: {info.get('Model name', info['model'])} (family {info.get('CPU family', '?')}, "
+        f"model {info.get('Model', '?')}), {info['cores']} cores, L3 {info.get('L3 cache', '?')}; "
+        f"SIMD flags: {info['flags']} (no AVX-512 unless listed). Load average at the start: {info['loadavg']} "
+        f"(shared machine: other jobs were running).",
+        f"- qgemv {qgemv.__version__}, ISA variant `{qgemv._dispatch.isa}`, Python {platform.python_version()}, numpy {np.__version__}.",
+        f"- {ggml_desc}",
+        f"- Streaming read bandwidth in this run (numpy reductions over 1 GiB, the better of a probe "
+        f"before and after): 1 thread {bandwidth[1]:.1f} GB/s, 2 threads {bandwidth[2]:.1f} GB/s.",
+        f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side (qgemv and ggml alternating in blocks of 5, "
+        f"first call of each block dropped). \"(out)\": weights rotated through copies totalling >= 256 MiB. "
+        f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time. "
+        f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs. "
+        f"% bw: of the read bandwidth at the same thread count. numpy ms: float32 `dequantize(W) @ x` "
+        f"(OpenBLAS, same threads) for gemv; gguf-py's `dequantize` for dequant.",
+        "",
+        markdown_table(rows),
+        "",
+    ]
+    if chart_rel:
+        lines += [f"![GB/s per format]({chart_rel})", ""]
+    if main:
+        faster = [r["format"] for r in main if r.get("ratio", 0) >= 1.0]
+        slower = [r["format"] for r in main if r.get("ratio", 0) < 1.0]
+        lines += [f"Headline case (14336x4096, batch 1, 2 threads, out of cache): qgemv at least as fast as "
+                  f"ggml for {', '.join(faster) or 'none'}; slower than ggml for {', '.join(slower) or 'none'}.", ""]
+    lines.append(END)
+    block = "\n".join(lines)
+    if path.exists():
+        text = path.read_text()
+        if BEGIN in text and END in text:
+            pre, rest = text.split(BEGIN, 1)
+            post = rest.split(END, 1)[1]
+            path.write_text(pre + block + post)
+            return
+        path.write_text(text.rstrip("\n") + "\n\n" + block + "\n")
+        return
+    path.write_text("# qgemv benchmark results\n\n" + block + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--formats", nargs="*", help="format names (default: every format in the table with the op)")
+    ap.add_argument("--quick", action="store_true", help="3 GEMV cases per format, fewer repetitions")
+    ap.add_argument("--reps", type=int, default=None, help="timed calls per side per case (default 40, quick 15)")
+    ap.add_argument("--no-dequant", action="store_true")
+    ap.add_argument("--no-numpy", action="store_true", help="skip numpy/gguf-py reference timings")
+    ap.add_argument("--chart", default=str(HERE / "gemv_gbps.png"), help="PNG path ('' to skip)")
+    ap.add_argument("--results", nargs="?", const=str(HERE / "RESULTS.md"), default=None,
+                    help="write the table into RESULTS.md (default path benches/RESULTS.md)")
+    ap.add_argument("--section", default="generated section",
+                    help="name of the RESULTS.md section to (re)write, e.g. one per ggml build")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="statistic over the timed calls (min: the least-disturbed call on a busy machine)")
+    args = ap.parse_args(argv)
+    global STAT
+    STAT = harness.median if args.stat == "median" else min
+    reps = args.reps or (15 if args.quick else 40)
+    command = "python benches/compare.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if os.environ.get("QGEMV_GGML_LIB"):
+        command = f"QGEMV_GGML_LIB={os.environ['QGEMV_GGML_LIB']} " + command
+    g = ggml_ref.load()
+    ggml_desc = g.describe() if g else "ggml: not found (pip install libggml-python, or set QGEMV_GGML_LIB)"
+    if g and not g.features.get("avx512") and "avx512f" in open("/proc/cpuinfo").read():
+        ggml_desc += " -- this CPU has AVX-512 but this ggml was built without it"
+    info = harness.machine()
+    print(ggml_desc)
+    print(f"qgemv ISA {qgemv._dispatch.isa}; CPU {info['model']}; load {info['loadavg']}", flush=True)
+
+    bw = {t: harness.read_bandwidth(t, stat=STAT) for t in (1, 2)}
+    print(f"read bandwidth: 1 thread {bw[1]:.1f} GB/s, 2 threads {bw[2]:.1f} GB/s", flush=True)
+
+    rows = []
+    for fmt in harness.gemv_formats(args.formats):
+        for shape, batch, threads in gemv_cases(args.quick):
+            r = run_gemv(fmt, shape, batch, threads, reps, g, not args.no_numpy)
+            rows.append(r)
+            print(f"  {fmt.name} {shape[0]}x{shape[1]} b{batch} t{threads}: qgemv {r['qgemv_ms']:.3f} ms"
+                  + (f", ggml {r['ggml_ms']:.3f} ms{' (repacked)' if r['ggml_path'] else ''}" if 'ggml_ms' in r else ""),
+                  flush=True)
+    _shape_cache.clear()
+    if not args.no_dequant:
+        for fmt in harness.dequant_formats(args.formats):
+            rows.append(run_dequant(fmt, max(5, reps // 3), g, not args.no_numpy))
+    bw2 = {t: harness.read_bandwidth(t, stat=STAT) for t in (1, 2)}
+    bw = {t: max(bw[t], bw2[t]) for t in bw}
+    print(f"read bandwidth after: 1 thread {bw2[1]:.1f} GB/s, 2 threads {bw2[2]:.1f} GB/s", flush=True)
+    rows = [finish(r, bw) for r in rows]
+
+    print()
+    print(text_table(rows))
+    chart_rel = None
+    if args.chart:
+        msg = chart(rows, bw, Path(args.chart))
+        if msg:
+            print(msg)
+        else:
+            print(f"chart: {args.chart}")
+            try:
+                chart_rel = os.path.relpath(args.chart, Path(args.results).parent if args.results else HERE)
+            except ValueError:
+                chart_rel = args.chart
+    if args.results:
+        results_md(rows, bw, info, ggml_desc, command, chart_rel, reps, Path(args.results), args.stat, args.section)
+        print(f"wrote {args.results}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

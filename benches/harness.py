@@ -1,0 +1,208 @@
+"""What the benchmarks share: test matrices, weight copies, the bandwidth probe, fair timing.
+
+Everything is parametrized from the format table (``qgemv.formats("matmul")`` and
+``qgemv.formats("dequantize")``), so a format joins the benchmarks once its row lists the op.
+
+Timing on a small shared machine: qgemv and ggml are timed in alternating blocks of calls
+(``interleaved``) so both see the same background load, the first call of each block is a
+warm-up (thread pools waking), and figures are medians over all the remaining calls.
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import threading
+import time
+
+import numpy as np
+
+import qgemv
+from qgemv import QMatrix
+
+try:
+    import ggml_ref
+except ImportError:              # imported as benches.harness
+    from . import ggml_ref
+
+MiB = 1 << 20
+OUT_OF_CACHE_BYTES = 256 * MiB   # weight copies rotated per call: 8x the 32 MiB L3
+SHAPES = ((4096, 4096), (14336, 4096))
+BASE_ROWS = 512                  # rows quantized from Gaussian values, then tiled
+
+
+def gemv_formats(names=None):
+    """Formats qgemv multiplies (optionally only ``names``), in table order."""
+    return _select(qgemv.formats("matmul"), names)
+
+
+def dequant_formats(names=None):
+    """Formats qgemv dequantizes that are weight formats (not element/activation-only types)."""
+    return _select([f for f in qgemv.formats("dequantize") if f.act is not None], names)
+
+
+def _select(fmts, names):
+    if not names:
+        return list(fmts)
+    wanted = {n.lower() for n in names}
+    return [f for f in fmts if f.name.lower() in wanted]
+
+
+# ---------------------------------------------------------------------- matrices
+def quantize(fmt, x: np.ndarray) -> np.ndarray:
+    """float32 rows -> blocks of ``fmt``, by ggml if present, else libgguf."""
+    g = ggml_ref.load()
+    if g is not None:
+        return g.quantize(fmt.id, x)
+    import libgguf
+    im = np.ones(x.shape[1], np.float32) if libgguf.quantize_requires_imatrix(fmt.id) else None
+    return np.ascontiguousarray(libgguf.quantize_rows(x, fmt.id, imatrix=im)).view(np.uint8)
+
+
+_BASE_CACHE: dict = {}
+
+
+def weights(fmt, rows: int, cols: int, seed: int = 0) -> np.ndarray:
+    """A (rows, row_nbytes) uint8 matrix of ``fmt`` blocks: Gaussian weights quantized by ggml.
+
+    ``BASE_ROWS`` distinct rows are quantized and tiled (speed does not depend on which rows
+    repeat, and quantizing 58 M values per format would dominate the run).
+    """
+    key = (fmt.id, cols, seed)
+    if key not in _BASE_CACHE:
+        x = np.random.default_rng(seed).standard_normal((BASE_ROWS, cols)).astype(np.float32)
+        _BASE_CACHE[key] = quantize(fmt, x).reshape(BASE_ROWS, fmt.row_nbytes(cols))
+    base = _BASE_CACHE[key]
+    reps = -(-rows // BASE_ROWS)
+    return np.ascontiguousarray(np.tile(base, (reps, 1))[:rows])
+
+
+def n_copies(nbytes: int, out_of_cache: bool) -> int:
+    """How many weight copies to rotate through so the total is >= OUT_OF_CACHE_BYTES."""
+    return max(2, math.ceil(OUT_OF_CACHE_BYTES / nbytes)) if out_of_cache else 1
+
+
+def weight_copies(fmt, rows: int, cols: int, out_of_cache: bool) -> list[np.ndarray]:
+    w = weights(fmt, rows, cols)
+    return [w] + [w.copy() for _ in range(n_copies(w.nbytes, out_of_cache) - 1)]
+
+
+def activations(cols: int, batch: int, seed: int = 1) -> np.ndarray:
+    """x of shape (cols, batch) float32 (numpy matmul's layout for ``m @ x``)."""
+    return np.random.default_rng(seed).standard_normal((cols, batch)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------- bandwidth
+def _read_all(a: np.ndarray) -> None:
+    np.bitwise_or.reduce(a)      # integer OR: vectorized, exact, a read of every byte
+
+
+def read_bandwidth(n_threads: int, nbytes: int = 1 << 30, reps: int = 7, stat=None) -> float:
+    """Streaming read bandwidth (GB/s) of ``n_threads`` threads each reducing its share of a
+    1 GiB array with numpy (which releases the GIL): independent of qgemv's kernels."""
+    a = np.ones(nbytes // 8, np.uint64)
+    parts = np.array_split(a, n_threads)
+    times = []
+    for _ in range(reps + 1):
+        start = threading.Barrier(n_threads + 1)
+        def work(p):
+            start.wait()
+            _read_all(p)
+        ts = [threading.Thread(target=work, args=(p,)) for p in parts]
+        for t in ts:
+            t.start()
+        start.wait()
+        t0 = time.perf_counter()
+        for t in ts:
+            t.join()
+        times.append(time.perf_counter() - t0)
+    return a.nbytes / (stat or statistics.median)(times[1:]) / 1e9
+
+
+# ---------------------------------------------------------------------- timing
+def interleaved(runners: dict, reps: int, block: int = 5) -> dict:
+    """Run each ``runners[name]()`` (returns its own seconds as a float, else it is timed here) in alternating
+    blocks of ``block`` calls until each has ``reps`` timed calls (the first call of every
+    block is a warm-up and not kept).  Returns name -> list of seconds.
+
+    A runner may have ``pause`` / ``resume`` attributes (ggml's thread pool) called around
+    its blocks so idle workers do not spin while the others are timed.
+    """
+    times = {name: [] for name in runners}
+    while any(len(t) < reps for t in times.values()):
+        for name, run in runners.items():
+            if len(times[name]) >= reps:
+                continue
+            for i in range(block + 1):
+                t0 = time.perf_counter()
+                t = run()
+                dt = t if isinstance(t, float) else time.perf_counter() - t0
+                if i:
+                    times[name].append(dt)
+            if hasattr(run, "pause"):
+                run.pause()
+    return times
+
+
+def median(ts) -> float:
+    return statistics.median(ts) if ts else float("nan")
+
+
+class QgemvGemv:
+    """Callable: one ``m.matmul(x)`` on the next weight copy (rotated), into a fixed output."""
+
+    def __init__(self, fmt, copies, rows, cols, x, n_threads):
+        self.ms = [QMatrix(c, fmt.id, (rows, cols)) for c in copies]
+        self.x, self.n_threads, self.i = x, n_threads, 0
+        self.out = np.empty((rows, x.shape[1]), np.float32)
+
+    def __call__(self):
+        m = self.ms[self.i]
+        self.i = (self.i + 1) % len(self.ms)
+        m.matmul(self.x, n_threads=self.n_threads, out=self.out)
+
+
+class GgmlGemv:
+    """Callable: one ``ggml_mul_mat`` on the next weight copy; returns seconds in ggml."""
+
+    def __init__(self, g, fmt, copies, rows, cols, x, n_threads, repack=False):
+        self.mm = ggml_ref.MulMat(g, fmt.id, copies, rows, cols, x.shape[1], n_threads, repack=repack)
+        self.mm.set_x(x)
+        self.repacked = self.mm.repacked
+
+    def __call__(self):
+        return self.mm.run()
+
+    def pause(self):
+        self.mm.pause()
+
+    def close(self):
+        self.mm.close()
+
+
+def machine() -> dict:
+    """CPU model, cores, SIMD flags, load average: the header of RESULTS.md."""
+    info = {"model": "?", "cores": os.cpu_count(), "flags": ""}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        for line in text.splitlines():
+            if line.startswith("model name") and info["model"] == "?":
+                info["model"] = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = line.split(":", 1)[1].split()
+                info["flags"] = " ".join(sorted(f for f in flags if f.startswith(("avx", "fma", "f16c", "bmi2", "amx"))))
+                break
+    except OSError:
+        pass
+    try:
+        import subprocess
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            k, _, v = line.partition(":")
+            if k.strip() in ("Model name", "CPU family", "Model", "L3 cache"):
+                info[k.strip()] = v.strip()
+    except OSError:
+        pass
+    info["loadavg"] = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "?"
+    return info
