@@ -224,96 +224,209 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
 
 /* ---------------------------------------------------------------- tiles of rows x columns
  *
- * vec_dot_tile_<name>_<act> (src/tiles.h): each weight block is decoded once for up to 4
- * activation columns, and 4 rows share each activation block when the batch is one column
- * (2 rows x 4 columns otherwise), so loads and scale conversions are shared.  Every (r, c) sees
- * the same operations in the same order (one accumulator per (r, c), blocks in order) whatever
- * its neighbours, so results do not depend on the thread count or the batch.
- *
- * The dot of a block pair: unsigned levels where the format has them, through
+ * vec_dot_tile_<name>_<act> (src/tiles.h), AVX2 and up.  Per block pair, as vec_dot:
+ *     acc(r, c) += (d_x d_y) dot(q_x, q_y)     (+ m_x s_y for the formats with a minimum),
+ * with one accumulator per (r, c) fed blocks in order, whichever path runs, so a result never
+ * depends on the rows and columns sharing its tile (nor on the thread count or the batch).
+ *   - one column (GEMV): 4 rows per pass share each activation block and its scale;
+ *   - a batch: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the activation side
+ *     (scales, offset sums) is prepared once, then each weight block of the tile's rows is
+ *     decoded once for the 4 columns; the accumulators of up to 16 rows x 32 columns wait in
+ *     memory between chunks, so a chunk of weights is reused from L1 by every column group.
+ * The dot uses unsigned levels where the format has them, through
  *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
  * (q4_0: o = 8, q5_0: o = 16, q4_1 / q5_1: o = 0), the last term once per activation block;
- * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).  Then, as vec_dot,
- *     acc += (d_x d_y) dot    (+ m_x s_y for the formats with a minimum).
+ * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).
  */
 #if defined(QGEMV_AVX2)
-static inline __m256i tile_levels_q4_0(const block_q4_0 *b) { return qgemv_nibbles_32(b->qs); }   /* q + 8 */
+/* 16 bytes of nibbles -> 32 bytes (low nibbles, then high): one broadcast load, one shift */
+static inline __m256i tile_nibbles_32(const uint8_t *qs) {
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
+}
+static inline __m256i tile_levels_q4_0(const block_q4_0 *b) { return tile_nibbles_32(b->qs); }   /* q + 8 */
+static inline __m256i tile_levels_q4_1(const block_q4_1 *b) { return tile_nibbles_32(b->qs); }
 static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
     const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
+    return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
 }
-#define tile_levels_q4_1 unpack_q4_1
-#define tile_levels_q5_1 unpack_q5_1
-#define tile_levels_q8_0 unpack_q8_0
-#define tile_levels_iq4_nl unpack_iq4_nl
-#define tile_levels_mxfp4 unpack_mxfp4
+static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
+    const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
+}
+static inline __m256i tile_levels_q8_0(const block_q8_0 *b) { return unpack_q8_0(b); }
+static inline __m256i tile_levels_iq4_nl(const block_iq4_nl *b) { return qgemv_lookup16(kvalues_iq4nl, tile_nibbles_32(b->qs)); }
+static inline __m256i tile_levels_mxfp4(const block_mxfp4 *b) { return qgemv_lookup16(kvalues_mxfp4, tile_nibbles_32(b->qs)); }
 
-/* RB rows x CB columns (compile-time constants once inlined) over nb blocks.
- * signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1. */
-#define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)               \
-    QGEMV_ALWAYS_INLINE void tile_32_##name(int64_t nb, const uint8_t *w, int64_t row_stride,  \
-                                            const int RB, const uint8_t *a, int64_t act_stride, \
-                                            const int CB, float *out, int64_t out_stride) {     \
-        __m256 acc[4][4];                                                                      \
-        float summ[4][4];                                                                      \
-        for (int r = 0; r < RB; r++)                                                           \
-            for (int c = 0; c < CB; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                  \
-            __m256i av[4], corr[4];                                                            \
-            float da[4], sa[4];                                                                \
-            for (int c = 0; c < CB; c++) {                                                     \
-                const block_##act *y = (const block_##act *)(a + c * act_stride) + ib;          \
-                av[c] = unpack_##act(y);                                                       \
-                da[c] = scale_##act(y);                                                        \
-                if (offset) corr[c] = qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av[c]);    \
-                if (has_min) sa[c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);           \
-            }                                                                                  \
-            for (int r = 0; r < RB; r++) {                                                     \
-                const block_##name *x = (const block_##name *)(w + r * row_stride) + ib;       \
-                const __m256i q = tile_levels_##name(x);                                       \
-                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                 \
-                const float dx = scale_##name(x);                                              \
-                const float mx = min_of(x);                                                    \
-                for (int c = 0; c < CB; c++) {                                                 \
-                    __m256i p = qgemv_dot_u8s8_i32x8(uq, signed_levels ? _mm256_sign_epi8(av[c], q) : av[c]); \
-                    if (offset) p = _mm256_sub_epi32(p, corr[c]);                              \
-                    acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * da[c]), _mm256_cvtepi32_ps(p), acc[r][c]); \
-                    if (has_min) summ[r][c] += mx * sa[c];                                     \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
-        for (int r = 0; r < RB; r++)                                                           \
-            for (int c = 0; c < CB; c++)                                                       \
-                out[r * out_stride + c] = has_min ? qgemv_hsum_f32x8(acc[r][c]) + summ[r][c]   \
-                                                  : qgemv_hsum_f32x8(acc[r][c]);               \
-    }                                                                                          \
+/* the scales (minima) of 4 blocks as one vector: one F16C conversion for 4 f16 */
+#define TILE_32_F16_SCALES4(name, field, fn)                                                  \
+    static inline __m128 fn##_##name(const block_##name *x0, const block_##name *x1,          \
+                                     const block_##name *x2, const block_##name *x3) {        \
+        return qgemv_f16x4(x0->field, x1->field, x2->field, x3->field);                       \
+    }
+TILE_32_F16_SCALES4(q4_0, d, tile_scales4)
+TILE_32_F16_SCALES4(q4_1, d, tile_scales4)
+TILE_32_F16_SCALES4(q5_0, d, tile_scales4)
+TILE_32_F16_SCALES4(q5_1, d, tile_scales4)
+TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
+TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
+TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
+TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
+static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
+                                        const block_mxfp4 *x3) {
+    return _mm_setr_ps(scale_mxfp4(x0), scale_mxfp4(x1), scale_mxfp4(x2), scale_mxfp4(x3));
+}
+/* only the formats with a minimum read these */
+#define tile_mins4_q4_0(x0, x1, x2, x3) _mm_setzero_ps()
+#define tile_mins4_q5_0 tile_mins4_q4_0
+#define tile_mins4_q8_0 tile_mins4_q4_0
+#define tile_mins4_iq4_nl tile_mins4_q4_0
+#define tile_mins4_mxfp4 tile_mins4_q4_0
+
+/* dot(q, a) of one block pair as 8 int32 partial sums; uq = |q| for signed levels, else q;
+ * corr = dot(o, a) for levels offset by o */
+QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offset, __m256i q, __m256i uq,
+                                        __m256i av, __m256i corr) {
+    const __m256i p = qgemv_dot_u8s8_i32x8(uq, signed_levels ? _mm256_sign_epi8(av, q) : av);
+    return offset ? _mm256_sub_epi32(p, corr) : p;
+}
+
+#define TILE_32_CHUNK 32   /* blocks per batch pass: the side data of 4 columns stays in L1 */
+#define TILE_32_ROWS 16    /* rows and columns whose accumulators a batch pass keeps */
+#define TILE_32_COLS 32
+
+/* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
+#define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
+    /* GEMV: 4 rows against one column; their scales (and minima) converted 4 at a time */     \
+    QGEMV_ALWAYS_INLINE void tile_32_rows4_##name(int64_t nb, const uint8_t *w, int64_t row_stride, \
+                                                  const uint8_t *a, float *out, int64_t out_stride) { \
+        __m256 acc[4];                                                                          \
+        __m128 summ = _mm_setzero_ps();                                                         \
+        const __m256i lane[4] = {_mm256_set1_epi32(0), _mm256_set1_epi32(1), _mm256_set1_epi32(2), \
+                                 _mm256_set1_epi32(3)};                                         \
+        const block_##name *x[4];                                                               \
+        for (int r = 0; r < 4; r++) { acc[r] = _mm256_setzero_ps(); x[r] = (const block_##name *)(w + r * row_stride); } \
+        const block_##act *y = (const block_##act *)a;                                          \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const __m256i av = unpack_##act(&y[ib]);                                            \
+            const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) : av; \
+            const __m128 s4 = _mm_mul_ps(tile_scales4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
+                                         _mm_set1_ps(scale_##act(&y[ib])));                     \
+            if (has_min)                                                                        \
+                summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
+                                                   _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
+            for (int r = 0; r < 4; r++) {                                                       \
+                const __m256i q = tile_levels_##name(&x[r][ib]);                                \
+                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
+                const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);          \
+                const __m256 sr = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s4), lane[r]); \
+                acc[r] = _mm256_fmadd_ps(sr, _mm256_cvtepi32_ps(p), acc[r]);                    \
+            }                                                                                   \
+        }                                                                                       \
+        float sm[4];                                                                            \
+        _mm_storeu_ps(sm, summ);                                                                \
+        for (int r = 0; r < 4; r++)                                                             \
+            out[r * out_stride] = has_min ? qgemv_hsum_f32x8(acc[r]) + sm[r] : qgemv_hsum_f32x8(acc[r]); \
+    }                                                                                           \
+    /* GEMV: one row against one column */                                                     \
+    static void tile_32_row_##name(int64_t nb, const uint8_t *w, const uint8_t *a, float *out) { \
+        __m256 acc = _mm256_setzero_ps();                                                       \
+        float summ = 0.0f;                                                                      \
+        const block_##name *x = (const block_##name *)w;                                        \
+        const block_##act *y = (const block_##act *)a;                                          \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const __m256i av = unpack_##act(&y[ib]);                                            \
+            const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) : av; \
+            const __m256i q = tile_levels_##name(&x[ib]);                                       \
+            const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                      \
+            const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);              \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_##act(&y[ib])), _mm256_cvtepi32_ps(p), acc); \
+            if (has_min) summ += min_of(&x[ib]) * qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s); \
+        }                                                                                       \
+        *out = has_min ? qgemv_hsum_f32x8(acc) + summ : qgemv_hsum_f32x8(acc);                  \
+    }                                                                                           \
+    /* a batch: blocks k0 .. k0 + kn - 1 of nr rows against CB columns */                       \
+    QGEMV_ALWAYS_INLINE void tile_32_pass_##name(int64_t k0, int64_t kn, const uint8_t *w,      \
+                                                 int64_t row_stride, int64_t nr, const uint8_t *a, \
+                                                 int64_t act_stride, const int CB,              \
+                                                 __m256 acc[][TILE_32_COLS], float summ[][TILE_32_COLS]) { \
+        __m256i corr[TILE_32_CHUNK][4];                                                         \
+        __m256 da[TILE_32_CHUNK][4]; /* broadcast: one vmulps (with its load) per (r, c) */     \
+        float sa[TILE_32_CHUNK][4];                                                             \
+        for (int64_t k = 0; k < kn; k++)                                                        \
+            for (int c = 0; c < CB; c++) {                                                      \
+                const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
+                da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
+                if (offset) corr[k][c] = qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), unpack_##act(y)); \
+                if (has_min) sa[k][c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);        \
+            }                                                                                   \
+        for (int64_t r = 0; r < nr; r++) {                                                      \
+            __m256 ac[4];                                                                       \
+            float sm[4];                                                                        \
+            for (int c = 0; c < CB; c++) { ac[c] = acc[r][c]; sm[c] = summ[r][c]; }             \
+            const block_##name *x = (const block_##name *)(w + r * row_stride) + k0;            \
+            for (int64_t k = 0; k < kn; k++) {                                                  \
+                const __m256i q = tile_levels_##name(&x[k]);                                    \
+                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
+                const __m256 dx = _mm256_set1_ps(scale_##name(&x[k]));                          \
+                const float mx = min_of(&x[k]);                                                 \
+                for (int c = 0; c < CB; c++) {                                                  \
+                    const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;  \
+                    const __m256i p = tile_32_dot(signed_levels, offset, q, uq, unpack_##act(y), corr[k][c]); \
+                    ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
+                    if (has_min) sm[c] += mx * sa[k][c];                                        \
+                }                                                                               \
+            }                                                                                   \
+            for (int c = 0; c < CB; c++) { acc[r][c] = ac[c]; summ[r][c] = sm[c]; }             \
+        }                                                                                       \
+    }                                                                                           \
+    /* a batch: nr <= TILE_32_ROWS rows x nc <= TILE_32_COLS columns */                         \
+    static void tile_32_batch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
+                                     const uint8_t *a, int64_t act_stride, int64_t nc,          \
+                                     float *out, int64_t out_stride) {                          \
+        __m256 acc[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        for (int64_t r = 0; r < nr; r++)                                                        \
+            for (int64_t c = 0; c < nc; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
+        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
+            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
+            for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
+                const uint8_t *a_ = a + c0 * act_stride;                                        \
+                __m256(*acc_)[TILE_32_COLS] = (__m256(*)[TILE_32_COLS]) & acc[0][c0];           \
+                float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
+                switch (nc - c0) {                                                              \
+                case 1: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 1, acc_, summ_); break; \
+                case 2: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 2, acc_, summ_); break; \
+                case 3: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 3, acc_, summ_); break; \
+                default: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 4, acc_, summ_); break; \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        for (int64_t r = 0; r < nr; r++)                                                        \
+            for (int64_t c = 0; c < nc; c++)                                                    \
+                out[r * out_stride + c] = has_min ? qgemv_hsum_f32x8(acc[r][c]) + summ[r][c]    \
+                                                  : qgemv_hsum_f32x8(acc[r][c]);                \
+    }                                                                                           \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
-        const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                     \
-        const int64_t nb = n / 32;                                                             \
-        int64_t r = 0;                                                                         \
-        if (ncols == 1) {                                                                      \
-            for (; r + 4 <= nrows; r += 4)                                                     \
-                tile_32_##name(nb, wr + r * row_stride, row_stride, 4, ac, act_stride, 1, out + r * out_stride, out_stride); \
-        } else {                                                                               \
-            for (; r + 2 <= nrows; r += 2)                                                     \
-                QGEMV_TILE_32_COLUMNS(name, 2);                                                \
-        }                                                                                      \
-        for (; r < nrows; r++)                                                                 \
-            QGEMV_TILE_32_COLUMNS(name, 1);                                                    \
-    }
-/* rows r .. r + RB - 1 against every column, 4 at a time */
-#define QGEMV_TILE_32_COLUMNS(name, RB)                                                        \
-    for (int64_t c = 0; c < ncols; c += 4) {                                                   \
-        const uint8_t *w_ = wr + r * row_stride, *a_ = ac + c * act_stride;                    \
-        float *o_ = out + r * out_stride + c;                                                  \
-        switch (ncols - c) {                                                                   \
-        case 1: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 1, o_, out_stride); break; \
-        case 2: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 2, o_, out_stride); break; \
-        case 3: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 3, o_, out_stride); break; \
-        default: tile_32_##name(nb, w_, row_stride, RB, a_, act_stride, 4, o_, out_stride); break; \
-        }                                                                                      \
+        const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                      \
+        const int64_t nb = n / 32;                                                              \
+        if (ncols == 1) {                                                                       \
+            int64_t r = 0;                                                                      \
+            for (; r + 4 <= nrows; r += 4)                                                      \
+                tile_32_rows4_##name(nb, wr + r * row_stride, row_stride, ac, out + r * out_stride, out_stride); \
+            for (; r < nrows; r++)                                                              \
+                tile_32_row_##name(nb, wr + r * row_stride, ac, out + r * out_stride);          \
+            return;                                                                             \
+        }                                                                                       \
+        for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                    \
+            for (int64_t c0 = 0; c0 < ncols; c0 += TILE_32_COLS)                                \
+                tile_32_batch_##name(nb, wr + r0 * row_stride, row_stride,                      \
+                                     nrows - r0 < TILE_32_ROWS ? nrows - r0 : TILE_32_ROWS,     \
+                                     ac + c0 * act_stride, act_stride,                          \
+                                     ncols - c0 < TILE_32_COLS ? ncols - c0 : TILE_32_COLS,     \
+                                     out + r0 * out_stride + c0, out_stride);                   \
     }
 
 QGEMV_DEFINE_TILE_32(q4_0, q8_0, 0, 8, 0, qgemv_no_min)
