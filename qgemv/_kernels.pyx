@@ -90,26 +90,37 @@ def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:
             t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
 
 
-# rows per tile of matmul_act: a few KiB of weights, so a tile kernel's passes over the batch
-# columns find its rows in L1, and enough tiles that a static schedule splits any matrix evenly
+# rows per tile of matmul_act, at most: a few KiB of weights, so a tile kernel's passes over the
+# batch columns find its rows in L1 and its per-tile set-up is shared by enough rows
 cdef enum: _TILE_ROWS = 16
 TILE_ROWS = _TILE_ROWS
+
+
+cdef inline Py_ssize_t _tile_rows(Py_ssize_t rows, int n_threads) noexcept nogil:
+    """Rows per tile: at most TILE_ROWS, even (the pair kernels), and such that the tiles split
+    evenly over the threads (a static schedule gives each thread the same number of tiles)."""
+    cdef Py_ssize_t per_thread = (rows + n_threads - 1) // n_threads
+    cdef Py_ssize_t tiles = (per_thread + _TILE_ROWS - 1) // _TILE_ROWS
+    cdef Py_ssize_t t = (per_thread + tiles - 1) // tiles
+    return t + (t & 1) if t < _TILE_ROWS else t
 
 
 def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
                const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
     """out[r, j] = row r . xq[j]: weights times activations already in the act format, by tiles of
-    TILE_ROWS rows x every column (each thread a contiguous slab of tiles)."""  # IN data, xq; OUT out
+    rows x every column (src/tiles.h), each thread a contiguous slab of tiles."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0
-    cdef Py_ssize_t n_tiles = (rows + _TILE_ROWS - 1) // _TILE_ROWS
+    cdef Py_ssize_t tile_rows, n_tiles
     cdef const uint8_t *base = &data[0]
     if rows == 0 or batch == 0:
         return
+    tile_rows = _tile_rows(rows, n_threads)
+    n_tiles = (rows + tile_rows - 1) // tile_rows
     with nogil:
         for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
-            r0 = tile * _TILE_ROWS
-            t.vec_dot_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(<Py_ssize_t>_TILE_ROWS, rows - r0),
+            r0 = tile * tile_rows
+            t.vec_dot_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
 
 
