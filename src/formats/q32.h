@@ -294,6 +294,9 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
 #define TILE_32_CHUNK 32   /* blocks per batch pass: the side data of 4 columns stays in L1 */
 #define TILE_32_ROWS 16    /* rows and columns whose accumulators a batch pass keeps */
 #define TILE_32_COLS 32
+#ifndef TILE_32_PREFETCH
+#define TILE_32_PREFETCH 32   /* GEMV: blocks ahead each row stream is prefetched (0: none) */
+#endif
 
 /* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
 #define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
@@ -316,6 +319,7 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
                 summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
                                                    _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
             for (int r = 0; r < 4; r++) {                                                       \
+                if (TILE_32_PREFETCH) _mm_prefetch((const char *)&x[r][ib + TILE_32_PREFETCH], _MM_HINT_T0); \
                 const __m256i q = tile_levels_##name(&x[r][ib]);                                \
                 const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
                 const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);          \
@@ -474,6 +478,12 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
                 summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib]), \
                                                    _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
             const __m256 s = _mm256_castps128_ps256(s4);                                        \
+            if (TILE_32_PREFETCH) {  /* 4 row streams: help the hardware prefetcher along */    \
+                _mm_prefetch((const char *)&x0[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+                _mm_prefetch((const char *)&x1[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+                _mm_prefetch((const char *)&x2[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+                _mm_prefetch((const char *)&x3[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+            }                                                                                   \
             const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1[ib].qs, (const __m128i *)x0[ib].qs); \
             const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3[ib].qs, (const __m128i *)x2[ib].qs); \
             __m256i p01 = tile_32_pair_dot(_mm256_and_si256(v01, m4),                           \
