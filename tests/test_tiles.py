@@ -77,3 +77,11 @@ def test_tile_result_does_not_depend_on_its_neighbours(fmt, isa):
 def test_tile_single_row_and_wide_batch(fmt, isa):
     m, x, xq = _setup(fmt, 1, 33, seed=3)
     np.testing.assert_allclose(_tile(m, xq, 1), _per_row(m, xq), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", [f for f in MATMUL if f.act == "q8_K"], ids=ids)
+@pytest.mark.parametrize("batch", [1, 5, 9])
+def test_k_quant_tiles_are_vec_dot_bits(fmt, batch, isa):
+    """The 256-value formats' tiles keep vec_dot's arithmetic per column: the same bits."""
+    m, x, xq = _setup(fmt, 7, batch, seed=fmt.id)
+    np.testing.assert_array_equal(_tile(m, xq, 7), _per_row(m, xq))
