@@ -8,11 +8,15 @@ cdef extern from "qgemv/kernels.h" nogil:
     ctypedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n,
                                                const float *imatrix) noexcept nogil
     ctypedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a) noexcept nogil
+    ctypedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
+                                           const void *a, int64_t act_stride, int64_t ncols,
+                                           float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
     ctypedef struct qgemv_kernel_table:
         const char *isa
         qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES]
         qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES]
+        qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES]
         qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES]
         qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]
         size_t block_nbytes[QGEMV_N_TYPES]

@@ -8,8 +8,10 @@ Design:
    the two products (ggml's quantized activations, or float32 activations).
 2. Callers (qgemv/qmatrix.py) validate every argument first; these functions trust shapes,
    strides and type ids, release the GIL and never raise from inside a loop.
-3. Parallelism is `prange` over rows with a static schedule: each thread streams one
-   contiguous slab of the weight matrix, which is what a memory-bound GEMV wants.
+3. Parallelism is `prange` over rows (products: over tiles of TILE_ROWS rows, each handed to
+   the format's tile kernel with every column of the batch, src/tiles.h) with a static
+   schedule: each thread streams one contiguous slab of the weight matrix, which is what a
+   memory-bound GEMV wants.
    `n_threads` is always resolved by the caller (qgemv/_threads.py).
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
@@ -89,9 +91,43 @@ def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:
             t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
 
 
+# rows per tile of matmul_act, at most: a few KiB of weights, so a tile kernel's passes over the
+# batch columns find its rows in L1 and its per-tile set-up is shared by enough rows
+cdef enum: _TILE_ROWS = 16
+TILE_ROWS = _TILE_ROWS
+
+
+cdef inline Py_ssize_t _tile_rows(Py_ssize_t rows, int n_threads) noexcept nogil:
+    """Rows per tile: at most TILE_ROWS, even (the pair kernels), and such that the tiles split
+    evenly over the threads (a static schedule gives each thread the same number of tiles)."""
+    cdef Py_ssize_t per_thread = (rows + n_threads - 1) // n_threads
+    cdef Py_ssize_t tiles = (per_thread + _TILE_ROWS - 1) // _TILE_ROWS
+    cdef Py_ssize_t t = (per_thread + tiles - 1) // tiles
+    return t + (t & 1) if t < _TILE_ROWS else t
+
+
 def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
                const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
-    """out[r, j] = vec_dot(row r, xq[j]): weights times activations already in the act format."""  # IN data, xq; OUT out
+    """out[r, j] = row r . xq[j]: weights times activations already in the act format, by tiles of
+    rows x every column (src/tiles.h), each thread a contiguous slab of tiles."""  # IN data, xq; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0
+    cdef Py_ssize_t tile_rows, n_tiles
+    cdef const uint8_t *base = &data[0]
+    if rows == 0 or batch == 0:
+        return
+    tile_rows = _tile_rows(rows, n_threads)
+    n_tiles = (rows + tile_rows - 1) // tile_rows
+    with nogil:
+        for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
+            r0 = tile * tile_rows
+            t.vec_dot_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),
+                                  &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
+
+
+def matmul_act_vec_dot(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
+                       const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
+    """As matmul_act, one vec_dot per row and column: the reference the tile kernels are tested against."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], r, j
     cdef const uint8_t *base = &data[0]

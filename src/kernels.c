@@ -23,6 +23,7 @@
 #error "compile with -DQGEMV_TABLE=qgemv_kernels_<isa> -DQGEMV_ISA_NAME=\"<isa>\""
 #endif
 
+#include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
 #include "formats/elements.h"
 #include "formats/activations.h"
 #include "formats/q32.h"
@@ -42,6 +43,18 @@
     static_assert(sizeof(block_##name) == (type_size), "_formats.py and blocks.h disagree on " #name);
 QGEMV_FOR_EACH_FORMAT(QGEMV_CHECK_SIZE)
 
+/* every product gets the generic tile (src/tiles.h); the families' specialised tiles, listed
+ * after it, override those entries (a later designated initializer wins, C11 6.7.9) */
+QGEMV_FOR_EACH_MATMUL(QGEMV_DEFINE_VEC_DOT_TILE_GENERIC)
+#define QGEMV_FOR_EACH_TILE_KERNEL(X) QGEMV_TILES_Q32(X) QGEMV_TILES_KQUANTS(X)
+#define QGEMV_TILE_GENERIC_ENTRY(id, name, act, act_id) [id] = vec_dot_tile_generic_##name##_##act,
+#define QGEMV_TILE_ENTRY(name, act) [QGEMV_ID_##name] = vec_dot_tile_##name##_##act,
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverride-init"
+#endif
+
 #define QGEMV_DEQUANT_ENTRY(id, name) [id] = dequant_row_##name,
 #define QGEMV_VEC_DOT_ENTRY(id, name, act, act_id) [id] = vec_dot_##name##_##act,
 #define QGEMV_QUANTIZE_ENTRY(id, name) [id] = quantize_row_##name,
@@ -53,6 +66,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .isa = QGEMV_ISA_NAME,
     .dequant_row = {QGEMV_FOR_EACH_DEQUANTIZE(QGEMV_DEQUANT_ENTRY)},
     .vec_dot = {QGEMV_FOR_EACH_MATMUL(QGEMV_VEC_DOT_ENTRY)},
+    .vec_dot_tile = {QGEMV_FOR_EACH_MATMUL(QGEMV_TILE_GENERIC_ENTRY) QGEMV_FOR_EACH_TILE_KERNEL(QGEMV_TILE_ENTRY)},
     .quantize_act = {QGEMV_FOR_EACH_ACTIVATION(QGEMV_QUANTIZE_ENTRY)},
     .quantize_row = {QGEMV_FOR_EACH_QUANTIZE(QGEMV_QUANTIZE_WEIGHTS_ENTRY)},
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},

@@ -22,6 +22,12 @@ typedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n)
 typedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n, const float *imatrix);
 /* sum over n values of weight row w times activation row a (a in the weight format's act) */
 typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
+/* a tile of rows x columns (src/tiles.h): for r < nrows, c < ncols,
+ * out[r * out_stride + c] = vec_dot(n, w + r * row_stride, a + c * act_stride) (strides in bytes
+ * for w and a, in floats for out), up to float summation order */
+typedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
+                                      const void *a, int64_t act_stride, int64_t ncols,
+                                      float *out, int64_t out_stride);
 /* sum over n of a[i] * b[i] in float32 */
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 
@@ -29,6 +35,7 @@ typedef struct {
     const char *isa;                                    /* "baseline", "avx2", "avx512" */
     qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES];    /* NULL: not implemented */
     qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES];            /* weight type -> dot with its act (_formats.py) */
+    qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES];  /* weight type -> tile of rows x columns */
     qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES];  /* act type -> quantizer */
     qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer */
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */

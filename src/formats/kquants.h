@@ -202,6 +202,7 @@ QGEMV_DEFINE_VEC_DOT_K_REF(q3_K, 16, 0)
 QGEMV_DEFINE_VEC_DOT_K_REF(q4_K, 32, 1)
 QGEMV_DEFINE_VEC_DOT_K_REF(q5_K, 32, 1)
 QGEMV_DEFINE_VEC_DOT_K_REF(q6_K, 16, 0)
+#define QGEMV_TILES_KQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #else
 
 /* ---------------------------------------------------------------- AVX2 products */
@@ -418,4 +419,132 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
     return sum;
 }
+/* ---------------------------------------------------------------- tiles (src/tiles.h)
+ * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
+ * 4 columns; every column's arithmetic is vec_dot's, so the results are vec_dot's bits. */
+#define QGEMV_DEFINE_TILE_K4_AVX2(name, HIGH_BIT)                                          \
+    QGEMV_ALWAYS_INLINE void tile_k4_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
+                                            int64_t act_stride, const int CB, float *out) { \
+        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
+        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
+        const block_q8_K *y[4];                                                            \
+        float sum[4];                                                                      \
+        for (int j = 0; j < CB; j++) { y[j] = (const block_q8_K *)(a + j * act_stride); sum[j] = 0.0f; } \
+        for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
+            const __m128i mins16 = _mm_shuffle_epi8(sm, mins_to_s16);                      \
+            const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
+            __m256i sum0[4], sum1[4];                                                      \
+            for (int j = 0; j < CB; j++) sum0[j] = sum1[j] = _mm256_setzero_si256();       \
+            HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].qh);) \
+            for (int c = 0; c < 4; c++) {                                                  \
+                const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * c)); \
+                __m256i u0 = _mm256_and_si256(bits, low4);                                 \
+                __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
+                HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
+                         u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
+                const __m256i s0 = qgemv_k4_scale(sc, 2 * c), s1 = qgemv_k4_scale(sc, 2 * c + 1); \
+                for (int j = 0; j < CB; j++) {                                             \
+                    const int8_t *p = y[j][ib].qs + 64 * c;                                \
+                    sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u0, p, s0));    \
+                    sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u1, p + 32, s1)); \
+                }                                                                          \
+            }                                                                              \
+            const float d = qgemv_k_half(x[ib].d), dmin = qgemv_k_half(x[ib].dmin);        \
+            for (int j = 0; j < CB; j++) {                                                 \
+                const __m128i msum4 = _mm_madd_epi16(mins16, qgemv_k_bsums32(&y[j][ib]));  \
+                const __m256i s8 = _mm256_add_epi32(sum0[j], sum1[j]);                     \
+                const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1)); \
+                const __m128i r2 = _mm_add_epi32(_mm_unpacklo_epi64(isum4, msum4), _mm_unpackhi_epi64(isum4, msum4)); \
+                const __m128i r1 = _mm_add_epi32(r2, _mm_shuffle_epi32(r2, _MM_SHUFFLE(2, 3, 0, 1))); \
+                const int32_t isum = _mm_cvtsi128_si32(r1), msum = _mm_extract_epi32(r1, 2); \
+                sum[j] += qgemv_k_block_dot(y[j][ib].d, d, dmin, isum, msum, 1);           \
+            }                                                                              \
+        }                                                                                  \
+        for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        for (int64_t r = 0; r < nrows; r++) {                                              \
+            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                    \
+                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                  \
+                float *o_ = out + r * out_stride + c0;                                     \
+                switch (ncols - c0) {                                                      \
+                case 1: tile_k4_##name(n / QK_K, x, a_, act_stride, 1, o_); break;         \
+                case 2: tile_k4_##name(n / QK_K, x, a_, act_stride, 2, o_); break;         \
+                case 3: tile_k4_##name(n / QK_K, x, a_, act_stride, 3, o_); break;         \
+                default: tile_k4_##name(n / QK_K, x, a_, act_stride, 4, o_); break;        \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }
+QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
+
+/* q6_K against a batch: as q4_K above (levels and scale vectors decoded once for up to 4
+ * columns, each column's arithmetic vec_dot_q6_K_q8_K's) */
+QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t *a, int64_t act_stride,
+                                 const int CB, float *out) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+    const block_q8_K *y[4];
+    float sum[4];
+    for (int j = 0; j < CB; j++) { y[j] = (const block_q8_K *)(a + j * act_stride); sum[j] = 0.0f; }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
+        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+        __m256i sum0[4], sum1[4];
+        for (int j = 0; j < CB; j++) {
+            sum0[j] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[j][ib])), 5));
+            sum1[j] = _mm256_setzero_si256();
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h));
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h + 32));
+            const __m256i hb = _mm256_loadu_si256((const __m256i *)(x[ib].qh + 32 * h));
+            const __m256i u[4] = {
+                _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45)),
+                _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hb, bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45))};
+            for (int k = 0; k < 4; k++) {
+                const __m256i s = qgemv_k_scale_pair(sc, 4 * h + k);
+                for (int j = 0; j < CB; j++) {
+                    const int8_t *p = y[j][ib].qs + 128 * h + 32 * k;
+                    if (k % 2 == 0) sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u[k], p, s));
+                    else sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u[k], p, s));
+                }
+            }
+        }
+        const float d = qgemv_k_half(x[ib].d);
+        for (int j = 0; j < CB; j++) {
+            const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0[j], sum1[j]));
+            sum[j] += qgemv_k_block_dot(y[j][ib].d, d, 0.0f, isum, 0, 0);
+        }
+    }
+    for (int j = 0; j < CB; j++) out[j] = sum[j];
+}
+static void vec_dot_tile_q6_K_q8_K(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                   const void *restrict a, int64_t act_stride, int64_t ncols,
+                                   float *restrict out, int64_t out_stride) {
+    for (int64_t r = 0; r < nrows; r++) {
+        const block_q6_K *x = (const block_q6_K *)((const uint8_t *)w + r * row_stride);
+        for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
+            const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
+            float *o_ = out + r * out_stride + c0;
+            switch (ncols - c0) {
+            case 1: tile_k6(n / QK_K, x, a_, act_stride, 1, o_); break;
+            case 2: tile_k6(n / QK_K, x, a_, act_stride, 2, o_); break;
+            case 3: tile_k6(n / QK_K, x, a_, act_stride, 3, o_); break;
+            default: tile_k6(n / QK_K, x, a_, act_stride, 4, o_); break;
+            }
+        }
+    }
+}
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#define QGEMV_TILES_KQUANTS(X) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
 #endif /* QGEMV_AVX2 */

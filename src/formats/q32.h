@@ -221,3 +221,412 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_0(mxfp4)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
 
+
+/* ---------------------------------------------------------------- tiles of rows x columns
+ *
+ * vec_dot_tile_<name>_<act> (src/tiles.h), AVX2 and up.  Per block pair, as vec_dot:
+ *     acc(r, c) += (d_x d_y) dot(q_x, q_y)     (+ m_x s_y for the formats with a minimum),
+ * with one accumulator per (r, c) fed blocks in order, whichever path runs, so a result never
+ * depends on the rows and columns sharing its tile (nor on the thread count or the batch).
+ *   - one column (GEMV): 4 rows per pass share each activation block and its scale;
+ *   - a batch: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the activation side
+ *     (scales, offset sums) is prepared once, then each weight block of the tile's rows is
+ *     decoded once for the 4 columns; the accumulators of up to 16 rows x 32 columns wait in
+ *     memory between chunks, so a chunk of weights is reused from L1 by every column group.
+ * The dot uses unsigned levels where the format has them, through
+ *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
+ * (q4_0: o = 8, q5_0: o = 16, q4_1 / q5_1: o = 0), the last term once per activation block;
+ * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).
+ */
+#if defined(QGEMV_AVX2)
+/* 16 bytes of nibbles -> 32 bytes (low nibbles, then high): one broadcast load, one shift */
+static inline __m256i tile_nibbles_32(const uint8_t *qs) {
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
+}
+static inline __m256i tile_levels_q4_0(const block_q4_0 *b) { return tile_nibbles_32(b->qs); }   /* q + 8 */
+static inline __m256i tile_levels_q4_1(const block_q4_1 *b) { return tile_nibbles_32(b->qs); }
+static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
+    const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
+}
+static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
+    const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
+}
+static inline __m256i tile_levels_q8_0(const block_q8_0 *b) { return unpack_q8_0(b); }
+static inline __m256i tile_levels_iq4_nl(const block_iq4_nl *b) { return qgemv_lookup16(kvalues_iq4nl, tile_nibbles_32(b->qs)); }
+static inline __m256i tile_levels_mxfp4(const block_mxfp4 *b) { return qgemv_lookup16(kvalues_mxfp4, tile_nibbles_32(b->qs)); }
+
+/* the scales (minima) of 4 blocks as one vector: one F16C conversion for 4 f16 */
+#define TILE_32_F16_SCALES4(name, field, fn)                                                  \
+    static inline __m128 fn##_##name(const block_##name *x0, const block_##name *x1,          \
+                                     const block_##name *x2, const block_##name *x3) {        \
+        return qgemv_f16x4(x0->field, x1->field, x2->field, x3->field);                       \
+    }
+TILE_32_F16_SCALES4(q4_0, d, tile_scales4)
+TILE_32_F16_SCALES4(q4_1, d, tile_scales4)
+TILE_32_F16_SCALES4(q5_0, d, tile_scales4)
+TILE_32_F16_SCALES4(q5_1, d, tile_scales4)
+TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
+TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
+TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
+TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
+static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
+                                        const block_mxfp4 *x3) {
+    return _mm_setr_ps(scale_mxfp4(x0), scale_mxfp4(x1), scale_mxfp4(x2), scale_mxfp4(x3));
+}
+/* only the formats with a minimum read these */
+#define tile_mins4_q4_0(x0, x1, x2, x3) _mm_setzero_ps()
+#define tile_mins4_q5_0 tile_mins4_q4_0
+#define tile_mins4_q8_0 tile_mins4_q4_0
+#define tile_mins4_iq4_nl tile_mins4_q4_0
+#define tile_mins4_mxfp4 tile_mins4_q4_0
+
+/* dot(q, a) of one block pair as 8 int32 partial sums; uq = |q| for signed levels, else q;
+ * corr = dot(o, a) for levels offset by o */
+QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offset, __m256i q, __m256i uq,
+                                        __m256i av, __m256i corr) {
+    const __m256i p = qgemv_dot_u8s8_i32x8(uq, signed_levels ? _mm256_sign_epi8(av, q) : av);
+    return offset ? _mm256_sub_epi32(p, corr) : p;
+}
+
+#define TILE_32_CHUNK 32   /* blocks per batch pass: the side data of 4 columns stays in L1 */
+#define TILE_32_ROWS 16    /* rows and columns whose accumulators a batch pass keeps */
+#define TILE_32_COLS 32
+#ifndef TILE_32_PREFETCH
+#define TILE_32_PREFETCH 32   /* GEMV: blocks ahead each row stream is prefetched (0: none) */
+#endif
+
+/* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
+#define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
+    /* GEMV: 4 rows against one column; their scales (and minima) converted 4 at a time */     \
+    QGEMV_ALWAYS_INLINE void tile_32_rows4_##name(int64_t nb, const uint8_t *w, int64_t row_stride, \
+                                                  const uint8_t *a, float *out, int64_t out_stride) { \
+        __m256 acc[4];                                                                          \
+        __m128 summ = _mm_setzero_ps();                                                         \
+        const __m256i lane[4] = {_mm256_set1_epi32(0), _mm256_set1_epi32(1), _mm256_set1_epi32(2), \
+                                 _mm256_set1_epi32(3)};                                         \
+        const block_##name *x[4];                                                               \
+        for (int r = 0; r < 4; r++) { acc[r] = _mm256_setzero_ps(); x[r] = (const block_##name *)(w + r * row_stride); } \
+        const block_##act *y = (const block_##act *)a;                                          \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const __m256i av = unpack_##act(&y[ib]);                                            \
+            const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) : av; \
+            const __m128 s4 = _mm_mul_ps(tile_scales4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
+                                         _mm_set1_ps(scale_##act(&y[ib])));                     \
+            if (has_min)                                                                        \
+                summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
+                                                   _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
+            for (int r = 0; r < 4; r++) {                                                       \
+                if (TILE_32_PREFETCH) _mm_prefetch((const char *)&x[r][ib + TILE_32_PREFETCH], _MM_HINT_T0); \
+                const __m256i q = tile_levels_##name(&x[r][ib]);                                \
+                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
+                const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);          \
+                const __m256 sr = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s4), lane[r]); \
+                acc[r] = _mm256_fmadd_ps(sr, _mm256_cvtepi32_ps(p), acc[r]);                    \
+            }                                                                                   \
+        }                                                                                       \
+        float sm[4];                                                                            \
+        _mm_storeu_ps(sm, summ);                                                                \
+        for (int r = 0; r < 4; r++)                                                             \
+            out[r * out_stride] = has_min ? qgemv_hsum_f32x8(acc[r]) + sm[r] : qgemv_hsum_f32x8(acc[r]); \
+    }                                                                                           \
+    /* GEMV: one row against one column */                                                     \
+    static void tile_32_row_##name(int64_t nb, const uint8_t *w, const uint8_t *a, float *out) { \
+        __m256 acc = _mm256_setzero_ps();                                                       \
+        float summ = 0.0f;                                                                      \
+        const block_##name *x = (const block_##name *)w;                                        \
+        const block_##act *y = (const block_##act *)a;                                          \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const __m256i av = unpack_##act(&y[ib]);                                            \
+            const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) : av; \
+            const __m256i q = tile_levels_##name(&x[ib]);                                       \
+            const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                      \
+            const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);              \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_##act(&y[ib])), _mm256_cvtepi32_ps(p), acc); \
+            if (has_min) summ += min_of(&x[ib]) * qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s); \
+        }                                                                                       \
+        *out = has_min ? qgemv_hsum_f32x8(acc) + summ : qgemv_hsum_f32x8(acc);                  \
+    }                                                                                           \
+    /* a batch: blocks k0 .. k0 + kn - 1 of nr rows against CB columns */                       \
+    QGEMV_ALWAYS_INLINE void tile_32_pass_##name(int64_t k0, int64_t kn, const uint8_t *w,      \
+                                                 int64_t row_stride, int64_t nr, const uint8_t *a, \
+                                                 int64_t act_stride, const int CB,              \
+                                                 __m256 acc[][TILE_32_COLS], float summ[][TILE_32_COLS]) { \
+        __m256i corr[TILE_32_CHUNK][4];                                                         \
+        __m256 da[TILE_32_CHUNK][4]; /* broadcast: one vmulps (with its load) per (r, c) */     \
+        float sa[TILE_32_CHUNK][4];                                                             \
+        for (int64_t k = 0; k < kn; k++)                                                        \
+            for (int c = 0; c < CB; c++) {                                                      \
+                const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
+                da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
+                if (offset) corr[k][c] = qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), unpack_##act(y)); \
+                if (has_min) sa[k][c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);        \
+            }                                                                                   \
+        for (int64_t r = 0; r < nr; r++) {                                                      \
+            __m256 ac[4];                                                                       \
+            float sm[4];                                                                        \
+            for (int c = 0; c < CB; c++) { ac[c] = acc[r][c]; sm[c] = summ[r][c]; }             \
+            const block_##name *x = (const block_##name *)(w + r * row_stride) + k0;            \
+            for (int64_t k = 0; k < kn; k++) {                                                  \
+                const __m256i q = tile_levels_##name(&x[k]);                                    \
+                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
+                const __m256 dx = _mm256_set1_ps(scale_##name(&x[k]));                          \
+                const float mx = min_of(&x[k]);                                                 \
+                for (int c = 0; c < CB; c++) {                                                  \
+                    const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;  \
+                    const __m256i p = tile_32_dot(signed_levels, offset, q, uq, unpack_##act(y), corr[k][c]); \
+                    ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
+                    if (has_min) sm[c] += mx * sa[k][c];                                        \
+                }                                                                               \
+            }                                                                                   \
+            for (int c = 0; c < CB; c++) { acc[r][c] = ac[c]; summ[r][c] = sm[c]; }             \
+        }                                                                                       \
+    }                                                                                           \
+    /* a batch: nr <= TILE_32_ROWS rows x nc <= TILE_32_COLS columns */                         \
+    static void tile_32_batch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
+                                     const uint8_t *a, int64_t act_stride, int64_t nc,          \
+                                     float *out, int64_t out_stride) {                          \
+        __m256 acc[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        for (int64_t r = 0; r < nr; r++)                                                        \
+            for (int64_t c = 0; c < nc; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
+        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
+            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
+            for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
+                const uint8_t *a_ = a + c0 * act_stride;                                        \
+                __m256(*acc_)[TILE_32_COLS] = (__m256(*)[TILE_32_COLS]) & acc[0][c0];           \
+                float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
+                switch (nc - c0) {                                                              \
+                case 1: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 1, acc_, summ_); break; \
+                case 2: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 2, acc_, summ_); break; \
+                case 3: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 3, acc_, summ_); break; \
+                default: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 4, acc_, summ_); break; \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        for (int64_t r = 0; r < nr; r++)                                                        \
+            for (int64_t c = 0; c < nc; c++)                                                    \
+                out[r * out_stride + c] = has_min ? qgemv_hsum_f32x8(acc[r][c]) + summ[r][c]    \
+                                                  : qgemv_hsum_f32x8(acc[r][c]);                \
+    }                                                                                           \
+    static void tile_32_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride,  \
+                                       int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                       int64_t ncols, float *restrict out, int64_t out_stride) { \
+        const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                      \
+        const int64_t nb = n / 32;                                                              \
+        if (ncols == 1) {                                                                       \
+            int64_t r = 0;                                                                      \
+            for (; r + 4 <= nrows; r += 4)                                                      \
+                tile_32_rows4_##name(nb, wr + r * row_stride, row_stride, ac, out + r * out_stride, out_stride); \
+            for (; r < nrows; r++)                                                              \
+                tile_32_row_##name(nb, wr + r * row_stride, ac, out + r * out_stride);          \
+            return;                                                                             \
+        }                                                                                       \
+        for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                    \
+            for (int64_t c0 = 0; c0 < ncols; c0 += TILE_32_COLS)                                \
+                tile_32_batch_##name(nb, wr + r0 * row_stride, row_stride,                      \
+                                     nrows - r0 < TILE_32_ROWS ? nrows - r0 : TILE_32_ROWS,     \
+                                     ac + c0 * act_stride, act_stride,                          \
+                                     ncols - c0 < TILE_32_COLS ? ncols - c0 : TILE_32_COLS,     \
+                                     out + r0 * out_stride + c0, out_stride);                   \
+    }
+
+/* the pair kernels' pieces, shared by their GEMV and batch paths so both compute the same:
+ * dot of two rows' low (lo) and high (hi) nibbles with one activation block, 4 int32 lanes per row */
+static inline __m256i tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones) {
+    const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
+    const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
+    return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, alo), _mm256_maddubs_epi16(hi, ahi)), ones);
+}
+/* the same dot with every level = o: the offset term, in the same lanes */
+static inline __m256i tile_32_pair_corr(int o, const int8_t *aq) {
+    const __m256i v = _mm256_set1_epi8((char)o);
+    return tile_32_pair_dot(v, v, aq, _mm256_set1_epi16(1));
+}
+/* the sum of one row's 4 lanes (half 0: lanes 0..3, half 1: lanes 4..7) */
+static inline float tile_32_hsum_half(__m256 acc, int half) {
+    __m128 t = half ? _mm256_extractf128_ps(acc, 1) : _mm256_castps256_ps128(acc);
+    t = _mm_add_ps(t, _mm_movehl_ps(t, t));
+    t = _mm_add_ss(t, _mm_movehdup_ps(t));
+    return _mm_cvtss_f32(t);
+}
+#define tile_min_q4_0(x) 0.0f   /* only the formats with a minimum read these */
+#define tile_min_q4_1 min_q4_1
+
+/* GEMV of the 4-bit nibble formats q4_0 / q4_1, two rows per 256-bit register: one load brings
+ * block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet the
+ * activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last 16;
+ * the two int16 products add without overflow (2 * 2 * 15 * 127 < 2^15).  Lanes 0..3 of a pair's
+ * accumulator belong to row r, 4..7 to row r + 1; a lone last row is paired with itself. */
+#define QGEMV_DEFINE_TILE_32_PAIRS(name, act, offset, has_min)                                   \
+    QGEMV_ALWAYS_INLINE void tile_32_pairs_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
+                                                  const block_##name *x2, const block_##name *x3, \
+                                                  const uint8_t *a, float out[4]) {             \
+        const block_##act *y = (const block_##act *)a;                                          \
+        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
+        const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
+        __m256 acc01 = _mm256_setzero_ps(), acc23 = _mm256_setzero_ps();                        \
+        __m128 summ = _mm_setzero_ps();                                                         \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const __m256i corr = offset ? tile_32_pair_corr(offset, y[ib].qs) : ones;           \
+            const __m128 s4 = _mm_mul_ps(tile_scales4_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib]), \
+                                         _mm_set1_ps(scale_##act(&y[ib])));                     \
+            if (has_min)                                                                        \
+                summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib]), \
+                                                   _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
+            const __m256 s = _mm256_castps128_ps256(s4);                                        \
+            if (TILE_32_PREFETCH) {  /* 4 row streams: help the hardware prefetcher along */    \
+                _mm_prefetch((const char *)&x0[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+                _mm_prefetch((const char *)&x1[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+                _mm_prefetch((const char *)&x2[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+                _mm_prefetch((const char *)&x3[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+            }                                                                                   \
+            const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1[ib].qs, (const __m128i *)x0[ib].qs); \
+            const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3[ib].qs, (const __m128i *)x2[ib].qs); \
+            __m256i p01 = tile_32_pair_dot(_mm256_and_si256(v01, m4),                           \
+                                           _mm256_and_si256(_mm256_srli_epi16(v01, 4), m4), y[ib].qs, ones); \
+            __m256i p23 = tile_32_pair_dot(_mm256_and_si256(v23, m4),                           \
+                                           _mm256_and_si256(_mm256_srli_epi16(v23, 4), m4), y[ib].qs, ones); \
+            if (offset) { p01 = _mm256_sub_epi32(p01, corr); p23 = _mm256_sub_epi32(p23, corr); } \
+            acc01 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx01), _mm256_cvtepi32_ps(p01), acc01); \
+            acc23 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx23), _mm256_cvtepi32_ps(p23), acc23); \
+        }                                                                                       \
+        float sm[4];                                                                            \
+        _mm_storeu_ps(sm, summ);                                                                \
+        for (int r = 0; r < 4; r++) {                                                           \
+            const float t = tile_32_hsum_half(r < 2 ? acc01 : acc23, r % 2);                    \
+            out[r] = has_min ? t + sm[r] : t;                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    /* a batch: blocks k0 .. k0 + kn - 1 of np row pairs against CB columns */                 \
+    QGEMV_ALWAYS_INLINE void tile_32_ppass_##name(int64_t k0, int64_t kn, const block_##name *const *xr, \
+                                                  int64_t np, const uint8_t *a, int64_t act_stride, \
+                                                  const int CB, __m256 acc[][TILE_32_COLS],     \
+                                                  float summ[][TILE_32_COLS]) {                 \
+        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
+        __m256i corr[TILE_32_CHUNK][4];                                                         \
+        __m256 da[TILE_32_CHUNK][4];                                                            \
+        float sa[TILE_32_CHUNK][4];                                                             \
+        for (int64_t k = 0; k < kn; k++)                                                        \
+            for (int c = 0; c < CB; c++) {                                                      \
+                const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
+                da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
+                if (offset) corr[k][c] = tile_32_pair_corr(offset, y->qs);                      \
+                if (has_min) sa[k][c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);        \
+            }                                                                                   \
+        for (int64_t ip = 0; ip < np; ip++) {                                                   \
+            const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;                \
+            __m256 ac[4];                                                                       \
+            float sm0[4], sm1[4];                                                               \
+            for (int c = 0; c < CB; c++) {                                                      \
+                ac[c] = acc[ip][c]; sm0[c] = summ[2 * ip][c]; sm1[c] = summ[2 * ip + 1][c];     \
+            }                                                                                   \
+            for (int64_t k = 0; k < kn; k++) {                                                  \
+                const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
+                const __m256i lo = _mm256_and_si256(v, m4);                                     \
+                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);              \
+                const __m256 dx = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(              \
+                    tile_scales4_##name(&x0[k], &x1[k], &x0[k], &x1[k])), idx01);               \
+                const float mx0 = has_min ? tile_min_##name(&x0[k]) : 0.0f;                     \
+                const float mx1 = has_min ? tile_min_##name(&x1[k]) : 0.0f;                     \
+                for (int c = 0; c < CB; c++) {                                                  \
+                    const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs;  \
+                    __m256i p = tile_32_pair_dot(lo, hi, aq, ones);                             \
+                    if (offset) p = _mm256_sub_epi32(p, corr[k][c]);                            \
+                    ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
+                    if (has_min) { sm0[c] += mx0 * sa[k][c]; sm1[c] += mx1 * sa[k][c]; }        \
+                }                                                                               \
+            }                                                                                   \
+            for (int c = 0; c < CB; c++) {                                                      \
+                acc[ip][c] = ac[c]; summ[2 * ip][c] = sm0[c]; summ[2 * ip + 1][c] = sm1[c];     \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    /* a batch: nr <= TILE_32_ROWS rows x nc <= TILE_32_COLS columns, rows in pairs */          \
+    static void tile_32_pbatch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
+                                      const uint8_t *a, int64_t act_stride, int64_t nc,         \
+                                      float *out, int64_t out_stride) {                         \
+        __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS];                                             \
+        float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        const block_##name *xr[TILE_32_ROWS];                                                   \
+        const int64_t np = (nr + 1) / 2;                                                        \
+        for (int64_t r = 0; r < 2 * np; r++)  /* a lone last row pairs with itself */           \
+            xr[r] = (const block_##name *)(w + (r < nr ? r : nr - 1) * row_stride);            \
+        for (int64_t r = 0; r < 2 * np; r++)                                                    \
+            for (int64_t c = 0; c < nc; c++) { acc[r / 2][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
+        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
+            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
+            for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
+                const uint8_t *a_ = a + c0 * act_stride;                                        \
+                __m256(*acc_)[TILE_32_COLS] = (__m256(*)[TILE_32_COLS]) & acc[0][c0];           \
+                float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
+                switch (nc - c0) {                                                              \
+                case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_); break; \
+                case 2: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 2, acc_, summ_); break; \
+                case 3: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 3, acc_, summ_); break; \
+                default: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 4, acc_, summ_); break; \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        for (int64_t r = 0; r < nr; r++)                                                        \
+            for (int64_t c = 0; c < nc; c++) {                                                  \
+                const float d = tile_32_hsum_half(acc[r / 2][c], (int)(r % 2));                 \
+                out[r * out_stride + c] = has_min ? d + summ[r][c] : d;                         \
+            }                                                                                   \
+    }                                                                                           \
+    static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
+                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        const uint8_t *wr = (const uint8_t *)w;                                                \
+        if (ncols > 1) {                                                                        \
+            for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                \
+                for (int64_t c0 = 0; c0 < ncols; c0 += TILE_32_COLS)                            \
+                    tile_32_pbatch_##name(n / 32, wr + r0 * row_stride, row_stride,             \
+                                          nrows - r0 < TILE_32_ROWS ? nrows - r0 : TILE_32_ROWS, \
+                                          (const uint8_t *)a + c0 * act_stride, act_stride,     \
+                                          ncols - c0 < TILE_32_COLS ? ncols - c0 : TILE_32_COLS, \
+                                          out + r0 * out_stride + c0, out_stride);              \
+            return;                                                                             \
+        }                                                                                       \
+        for (int64_t r = 0; r < nrows; r += 4) {                                                \
+            const block_##name *x[4];                                                           \
+            for (int j = 0; j < 4; j++)  /* past the last row: repeat it (results unused) */    \
+                x[j] = (const block_##name *)(wr + (r + j < nrows ? r + j : nrows - 1) * row_stride); \
+            float o[4];                                                                         \
+            tile_32_pairs_##name(n / 32, x[0], x[1], x[2], x[3], (const uint8_t *)a, o);        \
+            for (int j = 0; j < 4 && r + j < nrows; j++) out[(r + j) * out_stride] = o[j];      \
+        }                                                                                       \
+    }
+/* the tile of a format without a pair kernel */
+#define QGEMV_DEFINE_TILE_32_SINGLE(name, act)                                                 \
+    static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
+                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        tile_32_##name##_##act(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride); \
+    }
+
+QGEMV_DEFINE_TILE_32(q4_0, q8_0, 0, 8, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(iq4_nl, q8_0, 1, 0, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(mxfp4, q8_0, 1, 0, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q4_1, q8_1, 0, 0, 1, min_q4_1)
+QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
+QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1)
+QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
+QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
+QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
+QGEMV_DEFINE_TILE_32_SINGLE(iq4_nl, q8_0)
+QGEMV_DEFINE_TILE_32_SINGLE(mxfp4, q8_0)
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#define QGEMV_TILES_Q32(X) X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) \
+    X(iq4_nl, q8_0) X(mxfp4, q8_0)
+#else
+#define QGEMV_TILES_Q32(X)
+#endif

@@ -1,0 +1,36 @@
+/* src/tiles.h: the loop structure of every product, once: tiles of weight rows x activation columns.
+ *
+ * A tile kernel computes, for r < nrows and c < ncols,
+ *     out[r * out_stride + c] = sum_i W_r[i] A_c[i]      (row r at w + r * row_stride bytes,
+ *                                                          column c at a + c * act_stride bytes,
+ *                                                          A_c already in the format's act type),
+ * so a driver can hand each thread a slab of rows and every column of the batch at once.
+ *
+ * Every format with "matmul" gets the generic tile below, composed from its vec_dot (one call per
+ * row and column: what the per-row drivers did).  A family file may do better -- decode each
+ * weight block once for all the columns, several rows per pass -- by defining
+ * vec_dot_tile_<name>_<act> and listing it in its QGEMV_TILES_<FAMILY>(X) list; src/kernels.c
+ * puts those after the generic entries, so they override them in the table.  A specialised tile
+ * must give each (r, c) the same float operations whatever rows and columns share its tile, so
+ * results never depend on the thread count or the batch size.
+ */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define QGEMV_ALWAYS_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define QGEMV_ALWAYS_INLINE static __forceinline
+#else
+#define QGEMV_ALWAYS_INLINE static inline
+#endif
+
+/* the generic tile of (name, act): vec_dot per row and column */
+#define QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(id, name, act, act_id)                             \
+    static void vec_dot_tile_generic_##name##_##act(                                        \
+        int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,               \
+        const void *restrict a, int64_t act_stride, int64_t ncols,                          \
+        float *restrict out, int64_t out_stride) {                                          \
+        for (int64_t r = 0; r < nrows; r++)                                                 \
+            for (int64_t c = 0; c < ncols; c++)                                             \
+                out[r * out_stride + c] = vec_dot_##name##_##act(                           \
+                    n, (const uint8_t *)w + r * row_stride, (const uint8_t *)a + c * act_stride); \
+    }
