@@ -10,6 +10,10 @@ from ._formats import DEQUANTIZE, MATMUL, QUANTIZE, Format
 
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
+# weight matrices larger than this are taken to stream from DRAM rather than from cache
+# (about half this machine's L3); measured on the 2-core Zen 3 of benches/RESULTS.md
+STREAMING_BYTES = 16 << 20
+
 
 _COMPILED = _kernels.table_info("baseline")
 # alignof(block_<name>): where a buffer of that format may start (from the C structs)
@@ -270,7 +274,11 @@ class QMatrix:
                                  f"represent; use act='f32'")
             xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
             _kernels.quantize_activations(isa, afmt.id, xt, xq)
-            _kernels.matmul_act(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
+            # A single column streaming from memory reads fastest one row at a time (one read
+            # stream per thread); tiles of rows pay off from cache and for batches.
+            streaming = batch == 1 and self.nbytes > STREAMING_BYTES
+            kernel = _kernels.matmul_act_vec_dot if streaming else _kernels.matmul_act
+            kernel(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
         return out
 
     def _require(self, op: str) -> None:
