@@ -83,12 +83,20 @@ def dequantize_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_
 
 
 def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:, ::1] out):
-    """out[j] = x[j] quantized to act_type (one row of activation blocks per column of x)."""  # IN x; OUT out
+    """out[j] = x[j] quantized to act_type (one row of activation blocks per column of x).
+
+    Returns False, leaving out unwritten, when x holds NaN or Inf (no int8 format holds them).
+    """  # IN x; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t j, cols = x.shape[1]
+    cdef bint finite = True
     with nogil:
         for j in range(x.shape[0]):
-            t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
+            finite = finite and _all_finite(&x[j, 0], cols)
+        if finite:
+            for j in range(x.shape[0]):
+                t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
+    return finite
 
 
 # rows per tile of matmul_act, at most: a few KiB of weights, so a tile kernel's passes over the

@@ -269,11 +269,10 @@ class QMatrix:
             _kernels.matmul_f32(isa, fmt.id, self._data, self._row_nbytes, xt, out2, scratch, n)
         else:
             afmt = _formats.BY_NAME[act.lower()]
-            if not np.isfinite(xt).all():
+            xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
+            if not _kernels.quantize_activations(isa, afmt.id, xt, xq):
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
-            xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
-            _kernels.quantize_activations(isa, afmt.id, xt, xq)
             # A single column streaming from memory reads fastest one row at a time (one read
             # stream per thread); tiles of rows pay off from cache and for batches.
             streaming = batch == 1 and self.nbytes > STREAMING_BYTES
