@@ -249,8 +249,7 @@ static void quantize_row_q2_K_imatrix(const float *restrict x, block_q2_K *restr
         const float sigma2 = qgemv_sum_squares_256(x) / (float)QK_K;
         for (int j = 0; j < QK_K / 16; j++) {
             qgemv_importance(x + 16 * j, qw + 16 * j, sigma2, weight, 16);
-            sw[j] = 0.0f;
-            for (int l = 0; l < 16; l++) sw[j] += weight[l];
+            sw[j] = qgemv_sum_in_order(weight, 16);
             scales[j] = qgemv_make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j],
                                                -0.9f, 0.05f, 36, 0);
         }
@@ -342,9 +341,7 @@ static void quantize_row_q3_K_imatrix(const float *restrict x, block_q3_K *restr
         const float sigma2 = 2.0f * qgemv_sum_squares_256(x) / (float)QK_K;
         for (int j = 0; j < QK_K / 16; j++) {
             qgemv_importance(x + 16 * j, qw + 16 * j, sigma2, weight, 16);
-            float sumw = 0.0f;
-            for (int l = 0; l < 16; l++) sumw += weight[l];
-            sw[j] = sumw;
+            sw[j] = qgemv_sum_in_order(weight, 16);
             scales[j] = qgemv_make_qx_quants(16, 4, x + 16 * j, L + 16 * j, weight);
         }
         const float d_block = qgemv_make_qx_quants(QK_K / 16, 32, scales, Ls, sw);
@@ -444,9 +441,7 @@ static inline void qgemv_fit_k4_imatrix(const float *restrict x, const float *re
     const float sigma2 = 2.0f * qgemv_sum_squares_256(x) / (float)QK_K;
     for (int j = 0; j < QK_K / 32; j++) {
         qgemv_importance(x + 32 * j, qw + 32 * j, sigma2, weights, 32);
-        float sumw = 0.0f;
-        for (int l = 0; l < 32; l++) sumw += weights[l];
-        sw[j] = sumw;
+        sw[j] = qgemv_sum_in_order(weights, 32);
         scales[j] = qgemv_make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
                                            -0.9f, 0.05f, 36, 0);
     }
