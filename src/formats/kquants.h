@@ -84,12 +84,16 @@ static inline void scale_min_k4(const uint8_t packed[K_SCALE_SIZE], uint8_t sc[8
     memcpy(sc, w_sc, 8);
     memcpy(mn, w_mn, 8);
 }
+/* the same, widened to int16 (the sub-block scales and mins of q4_K and q5_K) */
+static inline void scale_min_k4_i16(const uint8_t packed[K_SCALE_SIZE], int16_t sc[8], int16_t mn[8]) {
+    uint8_t s8[8], m8[8];
+    scale_min_k4(packed, s8, m8);
+    for (int s = 0; s < 8; s++) { sc[s] = s8[s]; mn[s] = m8[s]; }
+}
 static inline float scale_q4_K(const block_q4_K *b) { return qgemv_fp16_to_fp32(b->d); }
 static inline float min_q4_K(const block_q4_K *b) { return qgemv_fp16_to_fp32(b->dmin); }
 static inline void scales_q4_K(const block_q4_K *b, int16_t sc[8], int16_t mn[8]) {
-    uint8_t s8[8], m8[8];
-    scale_min_k4(b->scales, s8, m8);
-    for (int s = 0; s < 8; s++) { sc[s] = s8[s]; mn[s] = m8[s]; }
+    scale_min_k4_i16(b->scales, sc, mn);
 }
 /* value 64 c + l is the low nibble of qs[32 c + l], value 64 c + 32 + l its high nibble */
 static inline void unpack_q4_K_ref(const block_q4_K *b, int8_t q[QK_K]) {
@@ -104,9 +108,7 @@ static inline void unpack_q4_K_ref(const block_q4_K *b, int8_t q[QK_K]) {
 static inline float scale_q5_K(const block_q5_K *b) { return qgemv_fp16_to_fp32(b->d); }
 static inline float min_q5_K(const block_q5_K *b) { return qgemv_fp16_to_fp32(b->dmin); }
 static inline void scales_q5_K(const block_q5_K *b, int16_t sc[8], int16_t mn[8]) {
-    uint8_t s8[8], m8[8];
-    scale_min_k4(b->scales, s8, m8);
-    for (int s = 0; s < 8; s++) { sc[s] = s8[s]; mn[s] = m8[s]; }
+    scale_min_k4_i16(b->scales, sc, mn);
 }
 /* as q4_K, plus the 5th bit of value 32 s + l in bit s of qh[l] */
 static inline void unpack_q5_K_ref(const block_q5_K *b, int8_t q[QK_K]) {
