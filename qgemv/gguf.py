@@ -917,7 +917,8 @@ class _PendingTensor(NamedTuple):
     name: str
     dims: tuple
     fmt: Format
-    data: memoryview  # raw little-endian bytes, exactly the tensor's nbytes
+    nbytes: int
+    data: object  # raw little-endian bytes (memoryview), or a callable yielding them in pieces
 
 
 class GGUFWriter:
@@ -1037,10 +1038,12 @@ class GGUFWriter:
         Parameters
         ----------
         name : str
-        tensor : QMatrix, numpy array or bytes-like
+        tensor : QMatrix, numpy array, bytes-like or callable
             a QMatrix (its bytes, qtype and shape); a numpy array of dtype float32, float16,
             float64, int8, int16, int32 or int64 (written as f32, f16, f64, i8..i64); or, with
-            ``qtype`` and ``shape``, the raw bytes of a tensor in that format.
+            ``qtype`` and ``shape``, the raw bytes of a tensor in that format, or a callable
+            returning an iterable of such bytes in order: it is called by :meth:`write`, so a
+            large tensor is produced piece by piece and never held whole in memory.
         qtype : str or int, optional
             ggml type of raw bytes (``"q4_K"``, ``"bf16"``).
         shape : tuple of int, optional
@@ -1054,6 +1057,11 @@ class GGUFWriter:
             if shape is None:
                 raise ValueError(f"tensor {name!r}: raw bytes with qtype={qtype!r} need shape=")
             fmt, source = lookup(qtype), tensor
+            if callable(tensor):
+                dims = _checked_dims(name, shape, fmt)
+                nbytes = math.prod(dims[1:]) * fmt.row_nbytes(dims[0])
+                self._tensors[name] = _PendingTensor(name, dims, fmt, nbytes, tensor)
+                return
         elif isinstance(tensor, np.ndarray):
             fmt, source, shape = _array_format(name, tensor), tensor, tensor.shape
         elif all(hasattr(tensor, a) for a in ("qtype", "shape", "data")):  # a QMatrix
@@ -1069,7 +1077,7 @@ class GGUFWriter:
         if data.nbytes != nbytes:
             raise ValueError(f"tensor {name!r}: {fmt.name} {tuple(shape)} takes {nbytes} bytes, "
                              f"got {data.nbytes}")
-        self._tensors[name] = _PendingTensor(name, dims, fmt, data)
+        self._tensors[name] = _PendingTensor(name, dims, fmt, nbytes, data)
 
     # -- output --------------------------------------------------------------------------------
     def _header(self) -> bytes:
@@ -1084,7 +1092,7 @@ class GGUFWriter:
             parts.append(_encode_string(t.name) + _U32.pack(len(t.dims))
                          + struct.pack(f"<{len(t.dims)}Q", *t.dims)
                          + _U32.pack(t.fmt.id) + _U64.pack(rel))
-            rel = _align(rel + t.data.nbytes, self.alignment)
+            rel = _align(rel + t.nbytes, self.alignment)
         header = b"".join(parts)
         return header + bytes(_align(len(header), self.alignment) - len(header))
 
@@ -1097,8 +1105,8 @@ class GGUFWriter:
             with os.fdopen(fd, "wb") as out:
                 out.write(header)
                 for t in self._tensors.values():
-                    out.write(t.data)
-                    out.write(bytes(_align(t.data.nbytes, self.alignment) - t.data.nbytes))
+                    _write_tensor(out, t)
+                    out.write(bytes(_align(t.nbytes, self.alignment) - t.nbytes))
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
@@ -1113,6 +1121,23 @@ class GGUFWriter:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.write()
+
+
+def _write_tensor(out, t: _PendingTensor) -> None:
+    """The bytes of ``t``; a producer's pieces are checked to add up to the declared size."""
+    if not callable(t.data):
+        out.write(t.data)
+        return
+    written = 0
+    for piece in t.data():
+        piece = _little_endian_bytes(piece)
+        written += piece.nbytes
+        if written > t.nbytes:
+            break
+        out.write(piece)
+    if written != t.nbytes:
+        raise ValueError(f"tensor {t.name!r}: {t.fmt.name} {t.dims} takes {t.nbytes} bytes, "
+                         f"its producer gave {'more' if written > t.nbytes else written}")
 
 
 def _array_format(name: str, arr: np.ndarray) -> Format:

@@ -575,13 +575,12 @@ def _float_rows(f: GGUFFile, info: TensorInfo, r0: int, r1: int) -> np.ndarray:
     return QMatrix(raw, name, (r1 - r0, cols)).dequantize()
 
 
-def _quantize_tensor(f: GGUFFile, info: TensorInfo, qtype: str, imatrix, n_threads) -> np.ndarray:
-    """All of ``info`` in ``qtype``: the bytes, each (ne0, ne1) matrix with its imatrix slice."""
+def _quantized_pieces(f: GGUFFile, info: TensorInfo, qtype: str, imatrix, n_threads):
+    """``info`` in ``qtype``, piece by piece (at most CHUNK_FLOATS inputs each): each
+    (ne0, ne1) matrix with its own imatrix slice.  Only one piece is in memory at a time."""
     cols = info.dims[0]
     rows_per_mat = info.dims[1] if len(info.dims) > 1 else 1
     n_rows = math.prod(info.dims[1:])
-    fmt = _formats.lookup(qtype)
-    out = np.empty((n_rows, fmt.row_nbytes(cols)), np.uint8)
     chunk = max(1, CHUNK_FLOATS // cols)
     for r0 in range(0, n_rows, rows_per_mat):  # one matrix (expert) at a time
         i_mat = r0 // rows_per_mat
@@ -590,11 +589,9 @@ def _quantize_tensor(f: GGUFFile, info: TensorInfo, qtype: str, imatrix, n_threa
             c1 = min(c0 + chunk, r0 + rows_per_mat)
             a = _float_rows(f, info, c0, c1)
             try:
-                out[c0:c1] = QMatrix.quantize(a, qtype, imatrix=qw, n_threads=n_threads).data \
-                    .reshape(c1 - c0, -1)
+                yield QMatrix.quantize(a, qtype, imatrix=qw, n_threads=n_threads).data
             except ValueError as e:
                 raise ValueError(f"tensor {info.name!r} (rows {c0}..{c1 - 1}): {e}") from None
-    return out
 
 
 def quantize_gguf(in_path, out_path, qtype: str, imatrix=None, n_threads: int | None = None,
@@ -655,17 +652,25 @@ def quantize_gguf(in_path, out_path, qtype: str, imatrix=None, n_threads: int | 
         _copy_metadata(f, w, ft, im, imatrix)
         total = sum(f.tensors[n].nbytes for n in plan)
         done = 0
+
+        def producer(i, name, new_type):
+            """The tensor's bytes, made while the writer streams the file; then progress."""
+            def pieces():
+                nonlocal done
+                info = f.tensors[name]
+                if new_type == info.qtype:
+                    yield f.tensor_data(name)
+                else:
+                    qw = _imatrix_for(im, info) if im is not None else None
+                    yield from _quantized_pieces(f, info, new_type, qw, n_threads)
+                done += info.nbytes
+                if progress is not None:
+                    progress(i, len(plan), name, new_type, done, total)
+            return pieces
+
         for i, (name, new_type) in enumerate(plan.items(), 1):
-            info = f.tensors[name]
-            if new_type == info.qtype:
-                w.add_tensor(name, f.tensor_data(name), qtype=new_type, shape=info.shape)
-            else:
-                qw = _imatrix_for(im, info) if im is not None else None
-                data = _quantize_tensor(f, info, new_type, qw, n_threads)
-                w.add_tensor(name, data, qtype=new_type, shape=info.shape)
-            done += info.nbytes
-            if progress is not None:
-                progress(i, len(plan), name, new_type, done, total)
+            w.add_tensor(name, producer(i, name, new_type), qtype=new_type,
+                         shape=f.tensors[name].shape)
         w.write()
     return plan
 

@@ -230,6 +230,42 @@ def test_failed_write_leaves_old_output(models, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["out.gguf"] and out.read_bytes() == b"previous"
 
 
+def test_tensors_stream_to_disk_one_piece_at_a_time(tmp_path, monkeypatch):
+    """Peak memory is a piece of one tensor, not the model: quantized bytes go straight to the
+    file as they are made (tracemalloc sees numpy's allocations)."""
+    import tracemalloc
+    from qgemv import quantize_gguf as qg
+    src = str(tmp_path / "big.gguf")
+    write_tiny_llama(src, TinyConfig(dim=512, n_layers=4, n_heads=4, n_kv_heads=2, ffn_dim=1024))
+    monkeypatch.setattr(qg, "CHUNK_FLOATS", 64 * 512)   # 64 rows of float32 input per piece
+    tracemalloc.start()
+    try:
+        quantize_gguf(src, str(tmp_path / "out.gguf"), "q8_0")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    with load_gguf(str(tmp_path / "out.gguf")) as f:
+        written = sum(t.nbytes for t in f.tensors.values())
+        largest = max(t.nbytes for t in f.tensors.values())
+    assert written > 3 * 2**20 and peak < written / 3 and peak < 2 * largest
+
+
+def test_writer_checks_what_a_producer_gives(tmp_path):
+    for pieces, match in (([b"\0" * 30], "takes 34 bytes, its producer gave 30"),
+                          ([b"\0" * 34, b"\0"], "its producer gave more")):
+        w = GGUFWriter(tmp_path / "t.gguf")
+        w.add_tensor("t", lambda pieces=pieces: iter(pieces), qtype="q8_0", shape=(1, 32))
+        with pytest.raises(ValueError, match=match):
+            w.write()
+        assert os.listdir(tmp_path) == []
+    w = GGUFWriter(tmp_path / "t.gguf")
+    q = QMatrix.quantize(np.ones((2, 32), np.float32), "q8_0")
+    w.add_tensor("t", lambda: (q.data[:34], q.data[34:]), qtype="q8_0", shape=(2, 32))
+    w.write()
+    with load_gguf(tmp_path / "t.gguf") as f:
+        np.testing.assert_array_equal(f.qmatrix("t").dequantize(), q.dequantize())
+
+
 # ---------------------------------------------------------------------------------------------
 # refusals
 
