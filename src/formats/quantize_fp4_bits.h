@@ -27,6 +27,23 @@ static inline uint8_t qgemv_fp32_to_ue4m3(float x) {
     return (uint8_t)((exp << 3) | man);
 }
 
+#if defined(QGEMV_AVX2)
+/* qgemv_nearest_mxfp4 of 8 values: the same |level e - x| per level, the first minimum kept */
+static inline __m256i qgemv_nearest_mxfp4_8(const float *x, float e) {
+    const __m256 xv = _mm256_loadu_ps(x), ve = _mm256_set1_ps(e);
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 best_err = _mm256_and_ps(_mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps((float)kvalues_mxfp4[0]), ve), xv), abs_mask);
+    __m256i best = _mm256_setzero_si256();
+    for (int i = 1; i < 16; i++) {
+        const __m256 err = _mm256_and_ps(_mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps((float)kvalues_mxfp4[i]), ve), xv), abs_mask);
+        const __m256 better = _mm256_cmp_ps(err, best_err, _CMP_LT_OQ);
+        best_err = _mm256_blendv_ps(best_err, err, better);
+        best = _mm256_blendv_epi8(best, _mm256_set1_epi32(i), _mm256_castps_si256(better));
+    }
+    return best;
+}
+#endif
+
 /* per 16-value sub-block: d_s = ue4m3(amax / 6) (amax lands on the top level 6), then the
  * level nearest x / (d_s / 2), first on ties (qgemv_nearest_mxfp4) */
 static void quantize_row_nvfp4_ref(const float *restrict x, block_nvfp4 *restrict y, int64_t n) {
@@ -36,8 +53,15 @@ static void quantize_row_nvfp4_ref(const float *restrict x, block_nvfp4 *restric
             const uint8_t ue = qgemv_fp32_to_ue4m3(qgemv_absmax(xs, QK_NVFP4_SUB) / 6.0f);
             const float d = qgemv_ue4m3_to_fp32_half(ue);
             y[ib].d[s] = ue;
+#if defined(QGEMV_AVX2)
+            const __m256i lo = qgemv_nearest_mxfp4_8(xs, d), hi = qgemv_nearest_mxfp4_8(xs + 8, d);
+            const __m256i both = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 4));
+            const __m128i b16 = _mm_packs_epi32(_mm256_castsi256_si128(both), _mm256_extracti128_si256(both, 1));
+            _mm_storel_epi64((__m128i *)(y[ib].qs + 8 * s), _mm_packus_epi16(b16, b16));
+#else
             for (int j = 0; j < QK_NVFP4_SUB / 2; j++)
                 y[ib].qs[8 * s + j] = (uint8_t)(qgemv_nearest_mxfp4(xs[j], d) | qgemv_nearest_mxfp4(xs[8 + j], d) << 4);
+#endif
         }
     }
 }

@@ -309,6 +309,51 @@ static inline float qgemv_iq4_sigma2(const float *x, int n) {
     return sigma2 * (2.0f / (float)n);
 }
 
+/* For 32 values at inverse scale id: the level index nearest id x (qgemv_nearest_level16 of
+ * kvalues_iq4nl) into L when L is not NULL, and the terms (w q) x and (w q) q of ggml's sums
+ * into tqx, tq2 when w is not NULL.  The AVX2 path counts the midpoints 2 id x reaches (the
+ * comparisons of the binary search, the midpoints being sorted) and permutes the level in. */
+static inline void qgemv_iq4_terms_32(const float *restrict x, const float *restrict w, float id,
+                                      uint8_t *restrict L, float *restrict tqx, float *restrict tq2) {
+    const int8_t *values = kvalues_iq4nl;
+#if defined(QGEMV_AVX2)
+    const __m256 vid = _mm256_set1_ps(id);
+    const __m256 lo = _mm256_setr_ps(values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7]);
+    const __m256 hi = _mm256_setr_ps(values[8], values[9], values[10], values[11], values[12], values[13], values[14], values[15]);
+    for (int k = 0; k < 32; k += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + k);
+        const __m256 al = _mm256_mul_ps(vid, xv);
+        const __m256 x2 = _mm256_add_ps(al, al);
+        __m256i idx = _mm256_setzero_si256();
+        for (int j = 1; j < 16; j++) {   /* idx -= (all ones where x2 >= midpoint j) */
+            const __m256 mid = _mm256_set1_ps((float)(values[j - 1] + values[j]));
+            idx = _mm256_sub_epi32(idx, _mm256_castps_si256(_mm256_cmp_ps(x2, mid, _CMP_GE_OQ)));
+        }
+        if (w) {
+            const __m256 q = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, idx), _mm256_permutevar8x32_ps(hi, idx),
+                                              _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+            const __m256 wq = _mm256_mul_ps(_mm256_loadu_ps(w + k), q);
+            _mm256_storeu_ps(tqx + k, _mm256_mul_ps(wq, xv));
+            _mm256_storeu_ps(tq2 + k, _mm256_mul_ps(wq, q));
+        }
+        if (L) {
+            const __m128i i16 = _mm_packs_epi32(_mm256_castsi256_si128(idx), _mm256_extracti128_si256(idx, 1));
+            _mm_storel_epi64((__m128i *)(L + k), _mm_packus_epi16(i16, i16));
+        }
+    }
+#else
+    for (int j = 0; j < 32; j++) {
+        const int l = qgemv_nearest_level16(values, id * x[j]);
+        const float q = (float)values[l];
+        if (L) L[j] = (uint8_t)l;
+        if (w) {
+            tqx[j] = w[j] * q * x[j];
+            tq2[j] = w[j] * q * q;
+        }
+    }
+#endif
+}
+
 /* The scale of one 32-value block (ntry = 7): levels nearest x / d for d = -max / -127, then
  * 15 inverse scales (t - 127) / max, keeping the d that maximises (sum w q x)^2 / sum w q^2;
  * 0 for a block below GROUP_MAX_EPS. */
@@ -320,24 +365,15 @@ static float qgemv_iq4_block_scale(const float *restrict x, const float *restric
         if (ax > amax) { amax = ax; max = x[j]; }
     }
     if (amax < QGEMV_GROUP_MAX_EPS) return 0.0f;
+    float tqx[32], tq2[32], sumqx, sumq2;
     float d = -max / (float)values[0];
-    float id = 1.0f / d;
-    float sumqx = 0.0f, sumq2 = 0.0f;
-    for (int j = 0; j < 32; j++) {
-        const float q = (float)values[qgemv_nearest_level16(values, id * x[j])];
-        sumqx += w[j] * q * x[j];
-        sumq2 += w[j] * q * q;
-    }
+    qgemv_iq4_terms_32(x, w, 1.0f / d, NULL, tqx, tq2);
+    qgemv_sum2_in_order(tqx, tq2, 32, &sumqx, &sumq2);
     d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
     float best = d * sumqx;
     for (int itry = -7; itry <= 7; itry++) {
-        id = (float)(itry + values[0]) / max;
-        sumqx = sumq2 = 0.0f;
-        for (int j = 0; j < 32; j++) {
-            const float q = (float)values[qgemv_nearest_level16(values, id * x[j])];
-            sumqx += w[j] * q * x[j];
-            sumq2 += w[j] * q * q;
-        }
+        qgemv_iq4_terms_32(x, w, (float)(itry + values[0]) / max, NULL, tqx, tq2);
+        qgemv_sum2_in_order(tqx, tq2, 32, &sumqx, &sumq2);
         if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
             d = sumqx / sumq2;
             best = d * sumqx;
@@ -348,9 +384,8 @@ static float qgemv_iq4_block_scale(const float *restrict x, const float *restric
 
 /* the 32 levels nearest x / dl (all level 0's neighbour of 0 when dl = 0), packed */
 static inline void qgemv_iq4_levels_32(const float *restrict x, float dl, uint8_t qs[16]) {
-    const float id = dl != 0.0f ? 1.0f / dl : 0.0f;
     uint8_t L[32];
-    for (int j = 0; j < 32; j++) L[j] = (uint8_t)qgemv_nearest_level16(kvalues_iq4nl, id * x[j]);
+    qgemv_iq4_terms_32(x, NULL, dl != 0.0f ? 1.0f / dl : 0.0f, L, NULL, NULL);
     qgemv_pack_nibbles_32(L, qs);
 }
 
