@@ -6,7 +6,10 @@
 For every format qgemv multiplies (``qgemv.formats("matmul")``): GEMV / small-batch GEMM at
 4096x4096 (in cache) and 14336x4096 (out of cache: weights rotated through copies totalling
 >= 256 MiB), batch 1 and 8 (and 32 at 4096x4096, 2 threads), 1 and 2 threads; and for every
-weight format it dequantizes: dequantize 4096x4096 on 1 thread.  Compared against ggml
+weight format it dequantizes: dequantize 4096x4096 on 1 thread; for every weight format it
+quantizes: ``QMatrix.quantize`` of 64x4096 Gaussian rows on 1 thread, without and (where the
+format's quantizer uses one) with an importance matrix, against ``ggml_quantize_chunk`` on the
+same input (GB/s of float32 input).  Compared against ggml
 (benches/ggml_ref.py: libggml-python's prebuilt library, or QGEMV_GGML_LIB; the faster of
 ggml's plain and repacked layouts, marked "r"), numpy (float32 matmul on the dequantized
 matrix; gguf-py's dequantize) and the machine's streaming read bandwidth measured in the
@@ -155,6 +158,27 @@ def run_dequant(fmt, reps, g, with_numpy):
     return row
 
 
+def run_quantize(fmt, weighted, reps, g):
+    """``QMatrix.quantize`` against ``ggml_quantize_chunk``: one thread, the same float32 input
+    and importance matrix (or none); GB/s counts the float32 input."""
+    x, imatrix = harness.quantize_input()
+    im = imatrix if weighted else None
+    runners = {"qgemv": lambda: QMatrix.quantize(x, fmt.id, imatrix=im, n_threads=1)}
+    if g is not None:
+        runners["ggml"] = lambda: g.quantize(fmt.id, x, im)
+    t0 = time.perf_counter()
+    for run in runners.values():               # the slowest searches take ~0.3 s a call
+        run()
+    per_call = (time.perf_counter() - t0) / len(runners)
+    times = harness.interleaved(runners, max(3, min(reps, int(5.0 / max(per_call, 1e-6)))))
+    row = {"op": "quantize" + (" (imatrix)" if weighted else ""), "format": fmt.name, "shape": x.shape,
+           "batch": None, "threads": 1, "cache": "in", "nbytes": x.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
+    add_min_ratio(row, times)
+    if "ggml" in times:
+        row["ggml_ms"], row["ggml_path"] = 1e3 * STAT(times["ggml"]), ""
+    return row
+
+
 def add_min_ratio(row, times) -> None:
     """ggml/qgemv from each side's fastest call: what the two do when nothing else interferes."""
     g = [min(ts) for name, ts in times.items() if name.startswith("ggml") and ts]
@@ -191,7 +215,9 @@ def cell(row, key) -> str:
     if key in ("ratio", "ratio_min"):
         return f"{v:.2f}"
     if key in ("gbps", "ggml_gbps", "pct_bw"):
-        return f"{v:.1f}" if key != "pct_bw" else f"{v:.0f}%"
+        if key == "pct_bw":
+            return f"{v:.0f}%"
+        return f"{v:.1f}" if v >= 1 else f"{v:.4f}"   # quantize searches: tens of MB/s
     return str(v)
 
 
@@ -261,7 +287,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"before and after): 1 thread {bandwidth[1]:.1f} GB/s, 2 threads {bandwidth[2]:.1f} GB/s.",
         f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side (qgemv and ggml alternating in blocks of 5, "
         f"first call of each block dropped). \"(out)\": weights rotated through copies totalling >= 256 MiB. "
-        f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time. "
+        f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time "
+        f"(quantize: float32 input bytes / time). "
         f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs. "
         f"% bw: of the read bandwidth at the same thread count. numpy ms: float32 `dequantize(W) @ x` "
         f"(OpenBLAS, same threads) for gemv; gguf-py's `dequantize` for dequant.",
@@ -295,7 +322,9 @@ def main(argv=None):
     ap.add_argument("--formats", nargs="*", help="format names (default: every format in the table with the op)")
     ap.add_argument("--quick", action="store_true", help="3 GEMV cases per format, fewer repetitions")
     ap.add_argument("--reps", type=int, default=None, help="timed calls per side per case (default 40, quick 15)")
+    ap.add_argument("--no-gemv", action="store_true")
     ap.add_argument("--no-dequant", action="store_true")
+    ap.add_argument("--no-quantize", action="store_true")
     ap.add_argument("--no-numpy", action="store_true", help="skip numpy/gguf-py reference timings")
     ap.add_argument("--chart", default=str(HERE / "gemv_gbps.png"), help="PNG path ('' to skip)")
     ap.add_argument("--results", nargs="?", const=str(HERE / "RESULTS.md"), default=None,
@@ -323,7 +352,7 @@ def main(argv=None):
     print(f"read bandwidth: 1 thread {bw[1]:.1f} GB/s, 2 threads {bw[2]:.1f} GB/s", flush=True)
 
     rows = []
-    for fmt in harness.gemv_formats(args.formats):
+    for fmt in harness.gemv_formats(args.formats) if not args.no_gemv else ():
         for shape, batch, threads in gemv_cases(args.quick):
             r = run_gemv(fmt, shape, batch, threads, reps, g, not args.no_numpy)
             rows.append(r)
@@ -334,6 +363,14 @@ def main(argv=None):
     if not args.no_dequant:
         for fmt in harness.dequant_formats(args.formats):
             rows.append(run_dequant(fmt, max(5, reps // 3), g, not args.no_numpy))
+    if not args.no_quantize:
+        for fmt in harness.quantize_formats(args.formats):
+            for weighted in harness.imatrix_variants(fmt):
+                r = run_quantize(fmt, weighted, max(5, reps // 3), g)
+                rows.append(r)
+                mbps = lambda ms: r["nbytes"] / (ms * 1e-3) / 1e6
+                print(f"  {r['op']} {fmt.name}: qgemv {mbps(r['qgemv_ms']):.1f} MB/s"
+                      + (f", ggml {mbps(r['ggml_ms']):.1f} MB/s" if "ggml_ms" in r else ""), flush=True)
     bw2 = {t: harness.read_bandwidth(t, stat=STAT) for t in (1, 2)}
     bw = {t: max(bw[t], bw2[t]) for t in bw}
     print(f"read bandwidth after: 1 thread {bw2[1]:.1f} GB/s, 2 threads {bw2[2]:.1f} GB/s", flush=True)

@@ -1,7 +1,8 @@
 """What the benchmarks share: test matrices, weight copies, the bandwidth probe, fair timing.
 
-Everything is parametrized from the format table (``qgemv.formats("matmul")`` and
-``qgemv.formats("dequantize")``), so a format joins the benchmarks once its row lists the op.
+Everything is parametrized from the format table (``qgemv.formats("matmul")``,
+``("dequantize")`` and ``("quantize")``), so a format joins the benchmarks once its row lists
+the op.
 
 Timing on a small shared machine: qgemv and ggml are timed in alternating blocks of calls
 (``interleaved``) so both see the same background load, the first call of each block is a
@@ -39,6 +40,12 @@ def gemv_formats(names=None):
 def dequant_formats(names=None):
     """Formats qgemv dequantizes that are weight formats (not element/activation-only types)."""
     return _select([f for f in qgemv.formats("dequantize") if f.act is not None], names)
+
+
+def quantize_formats(names=None):
+    """Weight formats qgemv quantizes: every one ``ggml_quantize_chunk`` has a path for (the
+    activation-only q8_1 and q8_K have none)."""
+    return _select([f for f in qgemv.formats("quantize") if f.act is not None], names)
 
 
 def _select(fmts, names):
@@ -90,6 +97,30 @@ def weight_copies(fmt, rows: int, cols: int, out_of_cache: bool) -> list[np.ndar
 def activations(cols: int, batch: int, seed: int = 1) -> np.ndarray:
     """x of shape (cols, batch) float32 (numpy matmul's layout for ``m @ x``)."""
     return np.random.default_rng(seed).standard_normal((cols, batch)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------- quantize inputs
+QUANTIZE_SHAPE = (64, 4096)      # 1 MiB of float32: ggml's slowest searches take ~0.3 s on it
+
+
+def quantize_input(rows: int = QUANTIZE_SHAPE[0], cols: int = QUANTIZE_SHAPE[1], seed: int = 0):
+    """Gaussian float32 rows and an importance matrix (positive, uneven, as llama.cpp's
+    mean squared activations): the one input both sides quantize."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    imatrix = (rng.random(cols) ** 2 * 4 + 0.05).astype(np.float32)
+    return x, imatrix
+
+
+def imatrix_variants(fmt) -> tuple[bool, ...]:
+    """Whether to time ``fmt`` without and with an importance matrix: only with one where ggml
+    requires it, both where its quantizer uses one (its bytes change), else only without."""
+    if fmt.needs_imatrix:
+        return (True,)
+    x, imatrix = quantize_input(4, 2 * max(fmt.block_size, 256), seed=1)
+    plain = QMatrix.quantize(x, fmt.id).data
+    weighted = QMatrix.quantize(x, fmt.id, imatrix=imatrix ** 4).data
+    return (False, True) if not np.array_equal(plain, weighted) else (False,)
 
 
 # ---------------------------------------------------------------------- bandwidth

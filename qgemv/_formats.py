@@ -101,7 +101,7 @@ FORMATS: tuple[Format, ...] = (
     _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD),
-    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD),
+    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
     _f(24, "i8", 1, 1, None, "int", _ELEM),
     _f(25, "i16", 1, 2, None, "int", _ELEM),
     _f(26, "i32", 1, 4, None, "int", _ELEM),
@@ -112,9 +112,9 @@ FORMATS: tuple[Format, ...] = (
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q}),
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}),
     _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}),
-    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD),
-    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD, gguf_py=False),
-    _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD, gguf_py=False),
+    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}),
+    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
+    _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
 )
 
 RETIRED_IDS = (4, 5, 31, 32, 33, 36, 37, 38)

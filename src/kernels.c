@@ -37,6 +37,7 @@
 #include "formats/quantize_q32.h"
 #include "formats/quantize_tq.h"
 #include "formats/quantize_kquants.h"
+#include "formats/quantize_fp4_bits.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \

@@ -68,3 +68,41 @@ def test_mul_mat_vector_and_repacked_layout():
                                        atol=1e-5 * np.abs(plain).max())
     finally:
         mm.close()
+
+
+# ---------------------------------------------------------------------- quantize benchmarks
+import harness  # noqa: E402
+
+
+def test_quantize_benchmarks_cover_the_weight_formats_qgemv_quantizes():
+    import bench_quantize
+    weight = [f for f in qgemv.formats("quantize") if f.kind != "activation"]
+    assert harness.quantize_formats() == weight
+    cases = {(f.name, weighted, impl) for f, weighted, impl in bench_quantize.CASES}
+    for f in weight:
+        assert {(f.name, False, "qgemv"), (f.name, False, "ggml")} <= cases or f.needs_imatrix, f.name
+    assert ("q4_K", True, "ggml") in cases and ("q8_0", True, "qgemv") not in cases
+
+
+@pytest.mark.parametrize("fmt", harness.quantize_formats(), ids=lambda f: f.name)
+def test_quantize_benchmark_times_what_ggml_does(fmt):
+    """Both sides give the same bytes for the benchmark's input, and a format is timed with an
+    imatrix exactly where ggml's quantizer uses (or requires) one."""
+    x, imatrix = harness.quantize_input(4, 2 * max(fmt.block_size, 256), seed=1)
+    for weighted in harness.imatrix_variants(fmt):
+        im = imatrix if weighted else None
+        np.testing.assert_array_equal(ggml.quantize(fmt.id, x, im),
+                                      QMatrix.quantize(x, fmt.id, imatrix=im).data.reshape(len(x), -1))
+    if not fmt.needs_imatrix:
+        uses = not np.array_equal(ggml.quantize(fmt.id, x), ggml.quantize(fmt.id, x, imatrix ** 4))
+        assert harness.imatrix_variants(fmt) == ((False, True) if uses else (False,))
+
+
+def test_compare_quantize_row():
+    import compare
+    fmt = qgemv.formats("quantize")[[f.name for f in qgemv.formats("quantize")].index("q4_0")]
+    row = compare.finish(compare.run_quantize(fmt, True, 2, ggml), {1: 10.0, 2: 20.0})
+    assert row["op"] == "quantize (imatrix)" and row["shape"] == harness.QUANTIZE_SHAPE
+    assert row["nbytes"] == 4 * harness.QUANTIZE_SHAPE[0] * harness.QUANTIZE_SHAPE[1]
+    assert row["qgemv_ms"] > 0 and row["ggml_ms"] > 0 and row["ratio"] > 0 and "pct_bw" not in row
+    assert "quantize (imatrix)" in compare.text_table([row])

@@ -19,7 +19,7 @@ QUANTIZE = qgemv.formats("quantize")
 # gguf-py 0.19 has a quantizer for these (the others raise NotImplementedError)
 GGUF_PY_QUANTIZES = {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0", "tq2_0", "mxfp4"}
 # ggml's quantizer searches with the importance weights; the others ignore them
-USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"}
+USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "iq4_xs", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"}
 
 # |dequantize(quantize(x)) - x| <= BLOCK_ERROR * max |x| of the block, for ggml's reference
 # quantizers (no imatrix): half a step, or the clipped end of the range for the symmetric
@@ -33,6 +33,12 @@ BLOCK_ERROR = {
     "q8_0": 1 / 254 + F16_SCALE, "q8_1": 1 / 254 + F16_SCALE, "q8_K": 1 / 254 + 2.0 ** -20,
     "iq4_nl": 3 / 16,   # levels 24 apart at most, for a scale near amax / 120
     "mxfp4": 1 / 4 + 2.0 ** -20,   # amax / scale in [8, 16) against levels 8, 12
+    # as iq4_nl: the 6-bit sub-block scales move a level by at most 1/64 of the largest scale
+    "iq4_xs": 3 / 16,
+    "q2_0": 1 / 2 + F16_SCALE,   # d = amax, levels -d, 0, d
+    "q1_0": 1 + F16_SCALE,       # d = mean |x| <= amax, so x is within amax of +-d
+    # nvfp4 has none: ggml flushes small sub-block scales and saturates large ones
+    # (test_small_formats.py bounds the range in between)
 }
 
 
@@ -113,6 +119,9 @@ RMS_ERROR = {
     "q4_0": 0.095, "q4_1": 0.095, "q5_0": 0.048, "q5_1": 0.048, "q8_0": 0.006, "iq4_nl": 0.09,
     "mxfp4": 0.16, "tq1_0": 0.85, "tq2_0": 0.85,   # ternary with d = amax: most of a gaussian rounds to 0
     "q2_K": 0.32, "q3_K": 0.165, "q4_K": 0.08, "q5_K": 0.04, "q6_K": 0.02,
+    "iq4_xs": 0.09, "nvfp4": 0.11,
+    "q1_0": 0.62,   # d = mean |x|: sqrt(1 - 2 / pi) = 0.60 of a gaussian
+    "q2_0": 0.75,   # d = amax of 64 values: most of a gaussian rounds to 0
 }
 
 

@@ -162,3 +162,65 @@ def test_variants_agree_on_products(name):
     first = next(iter(ys.values()))
     for isa, y in ys.items():
         assert (np.abs(y - first) <= 2 * ROUNDING * scale).all(), isa
+
+
+# ---------------------------------------------------------------------- ggml's quantizers
+def vector_input() -> np.ndarray:
+    """The input of rows 0-7 of the known-answer vectors: 0.1 + 2 cos(0.37 i + 1) for
+    i = 0 .. 4095 (row-major), in float32 with a correctly rounded cos (ggml's cosf)."""
+    t = np.float32(0.37) * np.arange(8 * 512, dtype=np.float32).reshape(8, 512) + np.float32(1)
+    return np.float32(0.1) + np.float32(2) * np.cos(t.astype(np.float64)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", VECTORS)
+def test_quantize_reproduces_ggmls_vectors(name, shared_dir, isa):
+    """ggml's own bytes for the input it quantized: for q2_0, which libgguf cannot quantize,
+    the only ggml oracle (the recipe is checked through libgguf on q1_0 and nvfp4)."""
+    path = shared_dir / "vectors" / f"{name}.npz"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    blocks = np.load(path)["blocks"][:8]
+    a = vector_input()
+    if name in IN_LIBGGUF:
+        np.testing.assert_array_equal(libgguf.quantize_rows(a, libgguf.GGMLQuantizationType[name.upper()]), blocks)
+    np.testing.assert_array_equal(QMatrix.quantize(a, name).data.reshape(blocks.shape), blocks)
+
+
+def numpy_quantize_q2_0(a: np.ndarray) -> np.ndarray:
+    """ggml's quantize_row_q2_0_ref in numpy: d = amax, q = clamp(roundf(x (1 / d)) + 1, 0, 3)."""
+    b = a.reshape(-1, 64)
+    d = np.abs(b).max(axis=1, keepdims=True)
+    v = b * np.where(d > 0, np.float32(1) / np.where(d > 0, d, 1), 0).astype(np.float32)
+    v = v.astype(np.float64)   # |v| + 0.5 exact: 0.49999997 stays below the tie
+    q = np.clip(np.sign(v) * np.floor(np.abs(v) + 0.5) + 1, 0, 3).astype(np.uint8).reshape(len(b), 16, 4)
+    qs = q[..., 0] | q[..., 1] << 2 | q[..., 2] << 4 | q[..., 3] << 6
+    return np.concatenate([d.astype(np.float16).view(np.uint8), qs], axis=1).reshape(a.shape[0], -1)
+
+
+def test_q2_0_quantize_matches_ggmls_reference(isa):
+    rng = np.random.default_rng(4)
+    a = np.concatenate([weight_rows(512), rng.standard_t(1.5, (3, 512)).astype(np.float32)])
+    a[-1, :64] = [1.0, 0.5, -0.5, 0.49999997, -0.50000006] + [0.0] * 59   # roundf's ties, away from 0
+    got = QMatrix.quantize(a, "q2_0").data.reshape(len(a), -1)
+    np.testing.assert_array_equal(got, numpy_quantize_q2_0(a))
+    # fields LSB first: q = 2, 2, 0, 1 | 0, 1, 1, 1
+    np.testing.assert_array_equal(got[-1, 2:4], [0b01_00_10_10, 0b01_01_01_00])
+
+
+def test_nvfp4_quantize_bound_and_scale_range(isa):
+    """Where amax / 6 is a normal unsigned E4M3 below 256, the stored scale is amax / 6 within
+    1/16 and a value is at most half the top gap (levels 4 and 6) from its level; ggml stores
+    larger scales as 448 (0x7e) and flushes those below 2^-10 to 0, as libgguf shows."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal((32, 512)) * np.exp(rng.uniform(-3, 9, (32, 1)))).astype(np.float32)
+    m = QMatrix.quantize(a, "nvfp4")
+    np.testing.assert_array_equal(m.data.reshape(32, -1), libgguf.quantize_rows(a, libgguf.GGMLQuantizationType.NVFP4))
+    sub = a.reshape(-1, 16)
+    amax = np.abs(sub).max(axis=1)
+    err = np.abs(m.dequantize().reshape(-1, 16) - sub).max(axis=1)
+    normal = (amax / 6 >= 2.0 ** -6) & (amax / 6 < 256)
+    assert normal.sum() > 500 and (~normal).sum() > 50
+    assert (err[normal] <= amax[normal] * (1 + 1 / 16) / 6).all()
+    scales = m.data.reshape(32, -1, 36)[:, :, :4].reshape(-1)
+    np.testing.assert_array_equal(scales[amax / 6 >= 256], 0x7e)
+    np.testing.assert_array_equal(scales[amax / 6 < 2.0 ** -10], 0)

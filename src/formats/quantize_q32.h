@@ -1,10 +1,11 @@
 /* Weight quantizers of the element formats and the 32-value block formats: f32, f16, bf16,
- * q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4 (and the activation formats q8_1, q8_K).
+ * q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4 (and the activation formats q8_1, q8_K), and
+ * iq4_xs, whose 256-value super-blocks are eight iq4_nl block searches under one f16 scale.
  *
  * quantize_<name>(x, y, n, imatrix) is ggml's quantize_<name> (what ggml_quantize_chunk
  * calls) for one row: without an imatrix the reference quantize_row_<name>_ref, with one the
- * importance-weighted search where ggml has one (q4_0, q4_1, q5_0, q5_1, iq4_nl; the others
- * ignore it, as ggml does).  Arithmetic and helpers: quantize_common.h.
+ * importance-weighted search where ggml has one (q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs; the
+ * others ignore it, as ggml does).  Arithmetic and helpers: quantize_common.h.
  */
 
 /* L[j] = min(maxq, (int8_t)(int32_t)((x[j] - sub) id + add)) for 32 values: ggml's
@@ -293,62 +294,150 @@ static void quantize_q8_K(const float *restrict x, void *restrict y, int64_t n, 
 
 /* ---------------------------------------------------------------- iq4_nl: x = d kvalues_iq4nl[q] */
 
-/* One 32-block of ggml's quantize_iq4_nl (quantize_row_iq4_nl_impl with ntry = 7): levels
- * nearest x / d for d = -max / -127, then 15 inverse scales (t - 127) / max, keeping the d
- * that maximises (sum w q x)^2 / sum w q^2; the levels are then re-chosen for the final d.
- * w = x^2 without an imatrix, qw sqrt(sigma2 + x^2) with one (sigma2 = 2 mean(x^2) of the
- * block). */
-static void quantize_block_iq4_nl(const float *restrict x, block_iq4_nl *restrict y, const float *restrict qw) {
-    const int8_t *values = kvalues_iq4nl;
-    float w[32];
-    float sigma2 = 0.0f;
-    for (int j = 0; j < 32; j++) sigma2 += x[j] * x[j];
-    sigma2 *= 2.0f / 32.0f;
+/* ggml's quantize_row_iq4_nl_impl, shared by iq4_nl (super-block of 32) and iq4_xs (256):
+ * sigma2 = 2 mean(x^2) over the super-block; w = x^2 without an imatrix, qw sqrt(sigma2 + x^2)
+ * with one. */
+static inline void qgemv_iq4_weights(const float *restrict x, const float *restrict qw, float sigma2,
+                                     float *restrict w) {
     if (qw) qgemv_importance(x, qw, sigma2, w, 32);
     else for (int j = 0; j < 32; j++) w[j] = x[j] * x[j];
+}
 
+static inline float qgemv_iq4_sigma2(const float *x, int n) {
+    float sigma2 = 0.0f;
+    for (int j = 0; j < n; j++) sigma2 += x[j] * x[j];
+    return sigma2 * (2.0f / (float)n);
+}
+
+/* For 32 values at inverse scale id: the level index nearest id x (qgemv_nearest_level16 of
+ * kvalues_iq4nl) into L when L is not NULL, and the terms (w q) x and (w q) q of ggml's sums
+ * into tqx, tq2 when w is not NULL.  The AVX2 path counts the midpoints 2 id x reaches (the
+ * comparisons of the binary search, the midpoints being sorted) and permutes the level in. */
+static inline void qgemv_iq4_terms_32(const float *restrict x, const float *restrict w, float id,
+                                      uint8_t *restrict L, float *restrict tqx, float *restrict tq2) {
+    const int8_t *values = kvalues_iq4nl;
+#if defined(QGEMV_AVX2)
+    const __m256 vid = _mm256_set1_ps(id);
+    const __m256 lo = _mm256_setr_ps(values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7]);
+    const __m256 hi = _mm256_setr_ps(values[8], values[9], values[10], values[11], values[12], values[13], values[14], values[15]);
+    for (int k = 0; k < 32; k += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + k);
+        const __m256 al = _mm256_mul_ps(vid, xv);
+        const __m256 x2 = _mm256_add_ps(al, al);
+        __m256i idx = _mm256_setzero_si256();
+        for (int j = 1; j < 16; j++) {   /* idx -= (all ones where x2 >= midpoint j) */
+            const __m256 mid = _mm256_set1_ps((float)(values[j - 1] + values[j]));
+            idx = _mm256_sub_epi32(idx, _mm256_castps_si256(_mm256_cmp_ps(x2, mid, _CMP_GE_OQ)));
+        }
+        if (w) {
+            const __m256 q = _mm256_blendv_ps(_mm256_permutevar8x32_ps(lo, idx), _mm256_permutevar8x32_ps(hi, idx),
+                                              _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+            const __m256 wq = _mm256_mul_ps(_mm256_loadu_ps(w + k), q);
+            _mm256_storeu_ps(tqx + k, _mm256_mul_ps(wq, xv));
+            _mm256_storeu_ps(tq2 + k, _mm256_mul_ps(wq, q));
+        }
+        if (L) {
+            const __m128i i16 = _mm_packs_epi32(_mm256_castsi256_si128(idx), _mm256_extracti128_si256(idx, 1));
+            _mm_storel_epi64((__m128i *)(L + k), _mm_packus_epi16(i16, i16));
+        }
+    }
+#else
+    for (int j = 0; j < 32; j++) {
+        const int l = qgemv_nearest_level16(values, id * x[j]);
+        const float q = (float)values[l];
+        if (L) L[j] = (uint8_t)l;
+        if (w) {
+            tqx[j] = w[j] * q * x[j];
+            tq2[j] = w[j] * q * q;
+        }
+    }
+#endif
+}
+
+/* The scale of one 32-value block (ntry = 7): levels nearest x / d for d = -max / -127, then
+ * 15 inverse scales (t - 127) / max, keeping the d that maximises (sum w q x)^2 / sum w q^2;
+ * 0 for a block below GROUP_MAX_EPS. */
+static float qgemv_iq4_block_scale(const float *restrict x, const float *restrict w) {
+    const int8_t *values = kvalues_iq4nl;
     float amax = 0.0f, max = 0.0f;
     for (int j = 0; j < 32; j++) {
         const float ax = fabsf(x[j]);
         if (ax > amax) { amax = ax; max = x[j]; }
     }
-    float d = 0.0f;
-    if (amax >= QGEMV_GROUP_MAX_EPS) {
-        d = -max / (float)values[0];
-        float id = 1.0f / d;
-        float sumqx = 0.0f, sumq2 = 0.0f;
-        for (int j = 0; j < 32; j++) {
-            const float q = (float)values[qgemv_nearest_level16(values, id * x[j])];
-            sumqx += w[j] * q * x[j];
-            sumq2 += w[j] * q * q;
-        }
-        d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
-        float best = d * sumqx;
-        for (int itry = -7; itry <= 7; itry++) {
-            id = (float)(itry + values[0]) / max;
-            sumqx = sumq2 = 0.0f;
-            for (int j = 0; j < 32; j++) {
-                const float q = (float)values[qgemv_nearest_level16(values, id * x[j])];
-                sumqx += w[j] * q * x[j];
-                sumq2 += w[j] * q * q;
-            }
-            if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
-                d = sumqx / sumq2;
-                best = d * sumqx;
-            }
+    if (amax < QGEMV_GROUP_MAX_EPS) return 0.0f;
+    float tqx[32], tq2[32], sumqx, sumq2;
+    float d = -max / (float)values[0];
+    qgemv_iq4_terms_32(x, w, 1.0f / d, NULL, tqx, tq2);
+    qgemv_sum2_in_order(tqx, tq2, 32, &sumqx, &sumq2);
+    d = sumq2 > 0.0f ? sumqx / sumq2 : 0.0f;
+    float best = d * sumqx;
+    for (int itry = -7; itry <= 7; itry++) {
+        qgemv_iq4_terms_32(x, w, (float)(itry + values[0]) / max, NULL, tqx, tq2);
+        qgemv_sum2_in_order(tqx, tq2, 32, &sumqx, &sumq2);
+        if (sumq2 > 0.0f && sumqx * sumqx > best * sumq2) {
+            d = sumqx / sumq2;
+            best = d * sumqx;
         }
     }
-    y->d = qgemv_fp32_to_fp16(d);
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    return d;
+}
+
+/* the 32 levels nearest x / dl (all level 0's neighbour of 0 when dl = 0), packed */
+static inline void qgemv_iq4_levels_32(const float *restrict x, float dl, uint8_t qs[16]) {
     uint8_t L[32];
-    for (int j = 0; j < 32; j++) L[j] = (uint8_t)qgemv_nearest_level16(values, id * x[j]);
-    qgemv_pack_nibbles_32(L, y->qs);
+    qgemv_iq4_terms_32(x, NULL, dl != 0.0f ? 1.0f / dl : 0.0f, L, NULL, NULL);
+    qgemv_pack_nibbles_32(L, qs);
+}
+
+/* one block: d from the search (over the block alone), levels re-chosen for the final d */
+static void quantize_block_iq4_nl(const float *restrict x, block_iq4_nl *restrict y, const float *restrict qw) {
+    float w[32];
+    qgemv_iq4_weights(x, qw, qgemv_iq4_sigma2(x, 32), w);
+    const float d = qgemv_iq4_block_scale(x, w);
+    y->d = qgemv_fp32_to_fp16(d);
+    qgemv_iq4_levels_32(x, d, y->qs);
 }
 
 static void quantize_iq4_nl(const float *restrict x, void *restrict dst, int64_t n, const float *qw) {
     block_iq4_nl *y = (block_iq4_nl *)dst;
     for (int64_t ib = 0; ib < n / QK4_NL; ib++)
         quantize_block_iq4_nl(x + QK4_NL * ib, &y[ib], qw ? qw + QK4_NL * ib : NULL);
+}
+
+/* ---------------------------------------------------------------- iq4_xs: x = d (ls - 32) kvalues_iq4nl[q] */
+
+/* One super-block: the 8 block scales of the iq4_nl search (sigma2 over all 256 values),
+ * d = -(the scale of largest magnitude) / 32 (-0 when all are 0, as ggml), each scale as
+ * ls = clamp(nearest_int(scale / d), -32, 31) + 32, levels re-chosen for d (ls - 32). */
+static void quantize_block_iq4_xs(const float *restrict x, block_iq4_xs *restrict y, const float *restrict qw) {
+    const float sigma2 = qgemv_iq4_sigma2(x, QK_K);
+    float scales[QK_K / 32];
+    float max_scale = 0.0f, amax_scale = 0.0f;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        float w[32];
+        qgemv_iq4_weights(x + 32 * ib, qw ? qw + 32 * ib : NULL, sigma2, w);
+        scales[ib] = qgemv_iq4_block_scale(x + 32 * ib, w);
+        if (fabsf(scales[ib]) > amax_scale) { amax_scale = fabsf(scales[ib]); max_scale = scales[ib]; }
+    }
+    const float d = -max_scale / 32.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y->d = qgemv_fp32_to_fp16(d);
+    uint16_t scales_h = 0;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const int l = qgemv_clamp_int(qgemv_nearest_int(id * scales[ib]), -32, 31);
+        qgemv_iq4_levels_32(x + 32 * ib, d * (float)l, y->qs + 16 * ib);
+        const int ls = l + 32;
+        if (ib % 2 == 0) y->scales_l[ib / 2] = (uint8_t)(ls & 0xf);
+        else y->scales_l[ib / 2] |= (uint8_t)((ls & 0xf) << 4);
+        scales_h |= (uint16_t)((ls >> 4) << 2 * (ib % 8));
+    }
+    y->scales_h = scales_h;
+}
+
+static void quantize_iq4_xs(const float *restrict x, void *restrict dst, int64_t n, const float *qw) {
+    block_iq4_xs *y = (block_iq4_xs *)dst;
+    for (int64_t ib = 0; ib < n / QK_K; ib++)
+        quantize_block_iq4_xs(x + QK_K * ib, &y[ib], qw ? qw + QK_K * ib : NULL);
 }
 
 /* ---------------------------------------------------------------- mxfp4: x = 2^(e-128) kvalues_mxfp4[q] */
