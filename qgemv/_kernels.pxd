@@ -12,6 +12,7 @@ cdef extern from "qgemv/kernels.h" nogil:
                                            const void *a, int64_t act_stride, int64_t ncols,
                                            float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
+    ctypedef int (*qgemv_all_finite_fn)(const float *x, int64_t n) noexcept nogil
     ctypedef struct qgemv_kernel_table:
         const char *isa
         qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES]
@@ -22,6 +23,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         size_t block_nbytes[QGEMV_N_TYPES]
         size_t block_align[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
+        qgemv_all_finite_fn all_finite
 
 cdef extern from "qgemv/runtime.h" nogil:
     int qgemv_have_openmp()

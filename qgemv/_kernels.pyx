@@ -92,7 +92,7 @@ def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:
     cdef bint finite = True
     with nogil:
         for j in range(x.shape[0]):
-            finite = finite and _all_finite(&x[j, 0], cols)
+            finite = finite and t.all_finite(&x[j, 0], cols)
         if finite:
             for j in range(x.shape[0]):
                 t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
@@ -179,16 +179,6 @@ def grid_table(str name):
     return memoryview((<const char *>p)[:nbytes]).cast(fmt)
 
 
-cdef inline bint _all_finite(const float *x, Py_ssize_t n) noexcept nogil:
-    """No NaN or Inf among x[0:n]: an all-ones exponent carries into bit 31 (vectorizes)."""
-    cdef const uint32_t *u = <const uint32_t *>x
-    cdef uint32_t carry = 0
-    cdef Py_ssize_t j
-    for j in range(n):
-        carry |= (u[j] & 0x7f800000u) + 0x00800000u
-    return (carry & 0x80000000u) == 0
-
-
 def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix,
              uint8_t[:, ::1] out, int n_threads):
     """out[r] = ggml's quantization of row a[r] (importance weights imatrix, or None).
@@ -201,7 +191,7 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
     cdef uint8_t[::1] bad = bytearray(rows)
     with nogil:
         for r in prange(rows, schedule="static", num_threads=n_threads):
-            if _all_finite(&a[r, 0], cols):
+            if t.all_finite(&a[r, 0], cols):
                 t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw)
             else:
                 bad[r] = 1

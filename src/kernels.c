@@ -73,4 +73,5 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,
+    .all_finite = all_finite,
 };

@@ -196,6 +196,17 @@ def test_non_finite_rows_refused_by_index(fmt, bad):
         QMatrix.quantize(a, fmt.name)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_non_finite_found_at_every_position(bad, isa):
+    """The finiteness check's vector body and its tail both see every column."""
+    for col in range(40):
+        a = np.full((1, 40), 3.0e38, np.float32)
+        a[0, col] = bad
+        with pytest.raises(ValueError, match="row 0 of a holds NaN or Inf"):
+            QMatrix.quantize(a, "f32")
+    assert QMatrix.quantize(np.full((1, 40), 3.4e38, np.float32), "f32").nbytes == 160
+
+
 def test_float16_and_strided_inputs():
     a = rows_of("random", 6, 128)
     expect = QMatrix.quantize(a.astype(np.float16).astype(np.float32), "q4_0").data

@@ -30,6 +30,8 @@ typedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stri
                                       float *out, int64_t out_stride);
 /* sum over n of a[i] * b[i] in float32 */
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
+/* 1 if no NaN or Inf among x[0:n], else 0 */
+typedef int (*qgemv_all_finite_fn)(const float *x, int64_t n);
 
 typedef struct {
     const char *isa;                                    /* "baseline", "avx2", "avx512" */
@@ -41,6 +43,7 @@ typedef struct {
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;
+    qgemv_all_finite_fn all_finite;
 } qgemv_kernel_table;
 
 extern const qgemv_kernel_table qgemv_kernels_baseline;

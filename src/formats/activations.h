@@ -1,9 +1,30 @@
 /* Activation quantizers: a float32 vector -> the format a weight format multiplies against.
  *
- * Portable C only, so every ISA variant produces the same activation bits (the compiler
- * vectorizes these loops).  The arithmetic is that of ggml's x86 quantize_row_q8_0 / _q8_1:
- * id = 127 / amax, q = round-to-nearest-even(x id), d = amax / 127 stored as f16.
+ * Portable C, which the compiler vectorizes, except where an AVX2 path is written out with
+ * the same exact operations: every ISA variant produces the same activation bits.  The
+ * arithmetic is that of ggml's x86 quantize_row_q8_0 / _q8_1: id = 127 / amax,
+ * q = round-to-nearest-even(x id), d = amax / 127 stored as f16.
  */
+
+/* no NaN or Inf among x[0:n] (what every quantizer checks first): a value's exponent bits
+ * plus one exponent step carry into bit 31 exactly when they are all ones */
+static int all_finite(const float *x, int64_t n) {
+    int64_t i = 0;
+    uint32_t carry = 0;
+#if defined(QGEMV_AVX2)
+    const __m256i exp = _mm256_set1_epi32(0x7f800000), step = _mm256_set1_epi32(0x00800000);
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    for (; i + 16 <= n; i += 16) {
+        const __m256i u0 = _mm256_loadu_si256((const __m256i *)(x + i));
+        const __m256i u1 = _mm256_loadu_si256((const __m256i *)(x + i + 8));
+        acc0 = _mm256_or_si256(acc0, _mm256_add_epi32(_mm256_and_si256(u0, exp), step));
+        acc1 = _mm256_or_si256(acc1, _mm256_add_epi32(_mm256_and_si256(u1, exp), step));
+    }
+    carry = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(acc0, acc1))) ? 0x80000000u : 0u;
+#endif
+    for (; i < n; i++) carry |= (qgemv_f32_to_bits(x[i]) & 0x7f800000u) + 0x00800000u;
+    return (carry & 0x80000000u) == 0;
+}
 
 static inline float qgemv_absmax(const float *x, int n) {
     float amax = 0.0f;
@@ -47,14 +68,41 @@ static void quantize_row_f32(const float *restrict x, void *restrict dst, int64_
     memcpy(dst, x, (size_t)n * sizeof(float));
 }
 
+/* binary32 -> binary16, round to nearest even (F16C does exactly qgemv_fp32_to_fp16) */
 static void quantize_row_f16(const float *restrict x, void *restrict dst, int64_t n) {
     uint16_t *y = (uint16_t *)dst;
-    for (int64_t i = 0; i < n; i++) y[i] = qgemv_fp32_to_fp16(x[i]);
+    int64_t i = 0;
+#if defined(QGEMV_AVX2)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; i++) y[i] = qgemv_fp32_to_fp16(x[i]);
 }
 
+/* binary32 -> bfloat16: (u + 0x7fff + lsb) >> 16, a NaN kept quiet (qgemv_fp32_to_bf16) */
 static void quantize_row_bf16(const float *restrict x, void *restrict dst, int64_t n) {
     uint16_t *y = (uint16_t *)dst;
-    for (int64_t i = 0; i < n; i++) y[i] = qgemv_fp32_to_bf16(x[i]);
+    int64_t i = 0;
+#if defined(QGEMV_AVX2)
+    const __m256i abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(64);
+    for (; i + 16 <= n; i += 16) {
+        __m256i h[2];
+        for (int k = 0; k < 2; k++) {
+            const __m256i u = _mm256_loadu_si256((const __m256i *)(x + i + 8 * k));
+            const __m256i hi = _mm256_srli_epi32(u, 16);
+            const __m256i rounded = _mm256_srli_epi32(
+                _mm256_add_epi32(u, _mm256_add_epi32(half, _mm256_and_si256(hi, one))), 16);
+            const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+            h[k] = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), nan);
+        }
+        /* packus works per 128-bit lane: put the 4 quarters back in order */
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(h[0], h[1]), 0xd8);
+        _mm256_storeu_si256((__m256i *)(y + i), packed);
+    }
+#endif
+    for (; i < n; i++) y[i] = qgemv_fp32_to_bf16(x[i]);
 }
 
 /* q8_K, the activations of the 256-value formats (ggml's quantize_row_q8_K_ref):
