@@ -37,6 +37,7 @@
 #include "formats/quantize_q32.h"
 #include "formats/quantize_tq.h"
 #include "formats/quantize_kquants.h"
+#include "formats/quantize_grids.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
@@ -72,4 +73,6 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,
+    .quantize_prepare = qgemv_quantize_prepare,
+    .grid8 = qgemv_grid8_get,
 };
