@@ -38,6 +38,7 @@
 #include "formats/quantize_tq.h"
 #include "formats/quantize_kquants.h"
 #include "formats/quantize_grids.h"
+#include "formats/quantize_iq2.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
