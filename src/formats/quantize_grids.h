@@ -15,7 +15,8 @@
  *                            nwant = 2 for iq2_xxs / iq2_xs, 1 for iq2_s, 3 for iq1_s / iq1_m.
  *
  * levels[i] holds point i's odd values 2 l_k + 1, byte k (ggml's kgrid_q2xs), decoded from the
- * grids of qgemv/grids.h (iq2 bytes 8, 25, 43 and iq1s bytes -1, 0, 1 are levels 0, 1, 2).
+ * grids of qgemv/grids.h (iq2 bytes 8, 25, 43 and iq1s bytes -1, 0, 1 are levels 0, 1, 2);
+ * values[8 i + k] the same as floats (the neighbour search gathers them).
  * The lists are offsets and counts, exactly as ggml lays them out (u ascending).
  *
  * Thread safety: the tables of one grid are built once per process (per ISA variant, as this
@@ -28,7 +29,8 @@
  * below (iq1_s / iq1_m are already there), then in the quantizer
  *     const qgemv_grid8 *g = qgemv_grid8_ready(QGEMV_GRID8_IQ1S);
  *     int i = g->map[u];  if (i < 0) { const uint16_t *nb = g->neighbours - i - 1; ... }
- * and qgemv_grid8_best_neighbour for ggml's iq2_find_best_neighbour.
+ * and qgemv_grid8_best_neighbour(nb, g, x, w, scale, L) for ggml's iq2_find_best_neighbour
+ * (quantize_iq2.h shows the whole pattern).
  */
 
 #include <stdlib.h>
@@ -74,13 +76,14 @@ static int qgemv_grid8_build(int g) {
 
     enum { MAX_D = 8 * 9 + 1 };   /* distances in quarter units: at most 8 (3 - 0)^2 */
     uint64_t *levels = malloc((size_t)size * sizeof *levels);
+    float *values = malloc((size_t)size * 8 * sizeof *values);
     int32_t *map = malloc(QGEMV_GRID8_KEYS * sizeof *map);
     uint8_t *half = malloc(256 * 256);            /* half[a * 256 + b]: half_distance(a, b) */
     uint16_t *key = malloc((size_t)size * sizeof *key);
     uint8_t *dist = malloc((size_t)size);
     size_t cap = (size_t)QGEMV_GRID8_KEYS * 8, used = 0;
     uint16_t *nb = malloc(cap * sizeof *nb);
-    if (!levels || !map || !half || !key || !dist || !nb) goto fail;
+    if (!levels || !values || !map || !half || !key || !dist || !nb) goto fail;
 
     for (int u = 0; u < QGEMV_GRID8_KEYS; u++) map[u] = -1;
     for (int i = 0; i < size; i++) {
@@ -91,6 +94,7 @@ static int qgemv_grid8_build(int g) {
             if (l < 0) goto fail;
             u |= (unsigned)l << 2 * k;
             odd |= (uint64_t)(2 * l + 1) << 8 * k;
+            values[8 * i + k] = (float)(2 * l + 1);
         }
         levels[i] = odd;
         key[i] = (uint16_t)u;
@@ -128,6 +132,7 @@ static int qgemv_grid8_build(int g) {
     free(dist);
     uint16_t *fitted = realloc(nb, used * sizeof *nb);
     t->levels = levels;
+    t->values = values;
     t->map = map;
     t->neighbours = fitted ? fitted : nb;
     t->size = size;
@@ -135,6 +140,7 @@ static int qgemv_grid8_build(int g) {
     return 0;
 fail:
     free(levels);
+    free(values);
     free(map);
     free(half);
     free(key);
@@ -169,18 +175,38 @@ static int qgemv_quantize_prepare(int qtype) {
 }
 
 /* ggml's iq2_find_best_neighbour: among the m = nb[0] grid points nb[1..m] the one nearest
- * x (levels scaled by scale, distance weighted by w: sum w (scale q - x)^2 in ggml's order),
- * the first one on ties; L = its 8 levels.  Returns the grid index. */
-static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const uint64_t *restrict levels,
+ * x (levels scaled by scale, distance weighted by w: sum_i (w_i diff_i) diff_i in order i,
+ * diff_i = scale q_i - x_i), the first one on ties; L = its 8 levels.  Returns the grid index.
+ * The AVX2 path computes 8 neighbours' distances at once, one lane each, with the same
+ * operations in the same order, and scans them in order as the scalar loop does. */
+static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const qgemv_grid8 *g,
                                              const float *restrict x, const float *restrict w, float scale,
                                              int8_t *restrict L) {
+    const int m = nb[0];
     float best_d2 = FLT_MAX;
     int best = nb[1];
-    for (int j = 1; j <= nb[0]; j++) {
-        const uint64_t p = levels[nb[j]];
+    int j = 1;
+#if defined(QGEMV_AVX2)
+    const __m256 vscale = _mm256_set1_ps(scale);
+    for (; j + 8 <= m + 1; j += 8) {
+        const __m256i idx = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(nb + j))), 3);
+        __m256 d2 = _mm256_setzero_ps();
+        for (int i = 0; i < 8; i++) {
+            const __m256 q = _mm256_i32gather_ps(g->values + i, idx, 4);
+            const __m256 diff = _mm256_sub_ps(_mm256_mul_ps(vscale, q), _mm256_set1_ps(x[i]));
+            d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff));
+        }
+        float d2s[8];
+        _mm256_storeu_ps(d2s, d2);
+        for (int k = 0; k < 8; k++)
+            if (d2s[k] < best_d2) { best_d2 = d2s[k]; best = nb[j + k]; }
+    }
+#endif
+    for (; j <= m; j++) {
+        const float *q = g->values + 8 * nb[j];
         float d2 = 0.0f;
         for (int i = 0; i < 8; i++) {
-            const float diff = scale * (float)(int8_t)(p >> 8 * i) - x[i];
+            const float diff = scale * q[i] - x[i];
             d2 += w[i] * diff * diff;
         }
         if (d2 < best_d2) {
@@ -188,7 +214,7 @@ static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const 
             best = nb[j];
         }
     }
-    const uint64_t p = levels[best];
-    for (int i = 0; i < 8; i++) L[i] = (int8_t)((((int)(uint8_t)(p >> 8 * i)) - 1) / 2);
+    const float *q = g->values + 8 * best;
+    for (int i = 0; i < 8; i++) L[i] = (int8_t)(((int)q[i] - 1) / 2);
     return best;
 }

@@ -31,7 +31,7 @@ static inline unsigned qgemv_iq2_levels8(float id, const float *restrict xval, i
 static inline int qgemv_iq2_onto_grid(const qgemv_grid8 *g, unsigned u, const float *restrict xval,
                                       const float *restrict waux, float scale, int8_t *restrict L) {
     if (g->map[u] >= 0) return 1;
-    qgemv_grid8_best_neighbour(g->neighbours - g->map[u] - 1, g->levels, xval, waux, scale, L);
+    qgemv_grid8_best_neighbour(g->neighbours - g->map[u] - 1, g, xval, waux, scale, L);
     return 0;
 }
 
