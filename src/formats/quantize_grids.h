@@ -74,16 +74,18 @@ static int qgemv_grid8_build(int g) {
     int size, nwant;
     qgemv_grid8_source(g, &points, &size, &nwant);
 
-    enum { MAX_D = 8 * 9 + 1 };   /* distances in quarter units: at most 8 (3 - 0)^2 */
     uint64_t *levels = malloc((size_t)size * sizeof *levels);
     float *values = malloc((size_t)size * 8 * sizeof *values);
     int32_t *map = malloc(QGEMV_GRID8_KEYS * sizeof *map);
-    uint8_t *half = malloc(256 * 256);            /* half[a * 256 + b]: half_distance(a, b) */
+    /* the distance of a key u to point j, in quarter units (< 8 * 9 + 1): lo[(u & 255) size + j]
+     * + hi[(u >> 8) size + j], the two halves' distances to the point's halves */
+    uint8_t *lo = malloc((size_t)256 * size), *hi = malloc((size_t)256 * size);
     uint16_t *key = malloc((size_t)size * sizeof *key);
     uint8_t *dist = malloc((size_t)size);
+    uint16_t *near = malloc((size_t)size * sizeof *near);
     size_t cap = (size_t)QGEMV_GRID8_KEYS * 8, used = 0;
     uint16_t *nb = malloc(cap * sizeof *nb);
-    if (!levels || !values || !map || !half || !key || !dist || !nb) goto fail;
+    if (!levels || !values || !map || !lo || !hi || !key || !dist || !near || !nb) goto fail;
 
     for (int u = 0; u < QGEMV_GRID8_KEYS; u++) map[u] = -1;
     for (int i = 0; i < size; i++) {
@@ -101,20 +103,38 @@ static int qgemv_grid8_build(int g) {
         map[u] = i;
     }
     for (int a = 0; a < 256; a++)
-        for (int b = 0; b < 256; b++) half[a * 256 + b] = (uint8_t)qgemv_grid8_half_distance(a, b);
+        for (int j = 0; j < size; j++) {
+            lo[(size_t)a * size + j] = (uint8_t)qgemv_grid8_half_distance(a, key[j] & 255);
+            hi[(size_t)a * size + j] = (uint8_t)qgemv_grid8_half_distance(a, key[j] >> 8);
+        }
 
     for (int u = 0; u < QGEMV_GRID8_KEYS; u++) {
         if (map[u] >= 0) continue;
-        const uint8_t *lo = half + (u & 255) * 256, *hi = half + (u >> 8) * 256;
-        int count[MAX_D] = {0};
-        for (int j = 0; j < size; j++) {
-            dist[j] = (uint8_t)(lo[key[j] & 255] + hi[key[j] >> 8]);
-            count[dist[j]]++;
+        const uint8_t *dlo = lo + (size_t)(u & 255) * size, *dhi = hi + (size_t)(u >> 8) * size;
+        for (int j = 0; j < size; j++) dist[j] = (uint8_t)(dlo[j] + dhi[j]);
+        /* the nwant smallest distinct distances (fewer if there are fewer) */
+        int want[3], nd = 0;
+        for (uint8_t floor = 0; nd < nwant;) {
+            uint8_t m = 255;   /* the least dist - floor, mod 256: those below floor wrap above 72 */
+            for (int j = 0; j < size; j++) {
+                const uint8_t d = (uint8_t)(dist[j] - floor);
+                m = d < m ? d : m;
+            }
+            if (m > 8 * 9) break;
+            want[nd++] = m + floor;
+            floor = (uint8_t)(m + floor + 1);
         }
-        /* the nwant smallest distinct distances, each bucket in index order */
-        int n = 0, want[3], nd = 0;
-        for (int d = 0; d < MAX_D && nd < nwant; d++)
-            if (count[d]) { want[nd++] = d; n += count[d]; }
+        /* the points within the cut, in index order (8 distances at a time skipped unless one
+         * byte is below cut + 1: the has-less-than test, bytes < 128), then emitted by distance */
+        const uint64_t ones = 0x0101010101010101u, cut1 = ones * (uint64_t)(want[nd - 1] + 1);
+        int n = 0;
+        for (int j = 0; j < size; j += 8) {
+            uint64_t v;
+            memcpy(&v, dist + j, 8);
+            if (!((v - cut1) & ~v & ones * 0x80)) continue;
+            for (int k = j; k < j + 8; k++)
+                if (dist[k] <= want[nd - 1]) near[n++] = (uint16_t)k;
+        }
         if (used + 1 + (size_t)n > cap) {
             cap = 2 * cap + (size_t)n + 1;
             uint16_t *grown = realloc(nb, cap * sizeof *nb);
@@ -124,12 +144,14 @@ static int qgemv_grid8_build(int g) {
         map[u] = -(int32_t)(used + 1);
         nb[used++] = (uint16_t)n;
         for (int w = 0; w < nd; w++)
-            for (int j = 0; j < size; j++)
-                if (dist[j] == want[w]) nb[used++] = (uint16_t)j;
+            for (int k = 0; k < n; k++)
+                if (dist[near[k]] == want[w]) nb[used++] = near[k];
     }
-    free(half);
+    free(lo);
+    free(hi);
     free(key);
     free(dist);
+    free(near);
     uint16_t *fitted = realloc(nb, used * sizeof *nb);
     t->levels = levels;
     t->values = values;
@@ -142,9 +164,11 @@ fail:
     free(levels);
     free(values);
     free(map);
-    free(half);
+    free(lo);
+    free(hi);
     free(key);
     free(dist);
+    free(near);
     free(nb);
     return -1;
 }
