@@ -102,6 +102,19 @@ def test_matches_libgguf(fmt, kind, weighted):
                                   libgguf_blocks(fmt, a, qw))
 
 
+@pytest.mark.parametrize("fmt", [f for f in QUANTIZE if f.name in USES_IMATRIX
+                                 and f.id in libgguf._SUPPORTED_ROW_QTYPES], ids=lambda f: f.name)
+def test_zero_importance_blocks_match_libgguf(fmt):
+    """Blocks whose importance weights are all zero take ggml's guards (iq2: the sub-block
+    left at zero, or at grid point 0), not a search over nothing."""
+    a = np.random.default_rng(4).standard_normal((3, 512)).astype(np.float32)
+    qw = np.random.default_rng(5).random(512).astype(np.float32)
+    qw[:64] = 0
+    qw[300:316] = 0
+    np.testing.assert_array_equal(QMatrix.quantize(a, fmt.name, imatrix=qw).data.reshape(3, -1),
+                                  libgguf_blocks(fmt, a, qw))
+
+
 # formats with a per-block worst-case bound (the K and ternary formats have RMS bounds below)
 @pytest.mark.parametrize("fmt", [f for f in QUANTIZE if _formats.DEQUANTIZE in f.ops and f.name in BLOCK_ERROR],
                          ids=lambda f: f.name)

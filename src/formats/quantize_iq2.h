@@ -35,8 +35,8 @@ static inline int qgemv_iq2_onto_grid(const qgemv_grid8 *g, unsigned u, const fl
     return 0;
 }
 
-/* the grid point of 8 levels, or 0 where ggml aborts (a key that is not a grid point, only
- * reachable when all importance weights of a block are zero) */
+/* the grid point of 8 levels (always one: the searches end on the grid; 0 otherwise, where
+ * ggml would abort) */
 static inline int qgemv_iq2_grid_index(const qgemv_grid8 *g, const int8_t *L) {
     unsigned u = 0;
     for (int i = 0; i < 8; i++) u |= (unsigned)(uint8_t)L[i] << 2 * i;
@@ -111,6 +111,7 @@ static float qgemv_iq2_search16(const qgemv_grid8 *g, const float *restrict xval
     int8_t Laux[16];
     int on_grid[2] = {1, 1}, on_grid_aux[2];
     float best = 0.0f, scale = max / (2 * KMAXQ - 1);
+    memset(L, 0, 16);   /* kept (grid point 0) if no candidate fits: all importance weights zero */
     for (int is = -9; is <= 9; is++) {
         const float id = ((float)(2 * KMAXQ - 1) + (float)is * 0.1f) / max;
         const float this_scale = 1.0f / id;
@@ -181,6 +182,10 @@ static void quantize_iq2_xxs(const float *restrict x, void *restrict vy, int64_t
             }
             float scale = qgemv_make_qp_quants(32, KMAXQ + 1, xval, (uint8_t *)L, weight);
             const float eff_max = scale * KMAXQ;
+            if (eff_max <= 0.0f) {   /* all importance weights zero: left as an all-zero sub-block */
+                scales[ib] = 0.0f;
+                continue;
+            }
             float best = 0.0f;
             for (int is = -6; is <= 6; is++) {
                 const float id = ((float)(2 * KMAXQ - 1) + (float)is * 0.1f) / eff_max;
