@@ -1,5 +1,5 @@
 # Declarations of the C side: mirrors include/qgemv/kernels.h and runtime.h (must match).
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
 
 cdef extern from "qgemv/kernels.h" nogil:
     enum: QGEMV_N_TYPES
@@ -13,6 +13,15 @@ cdef extern from "qgemv/kernels.h" nogil:
                                            float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
     ctypedef int (*qgemv_all_finite_fn)(const float *x, int64_t n) noexcept nogil
+    enum: QGEMV_GRID8_COUNT
+    enum: QGEMV_GRID8_KEYS
+    ctypedef struct qgemv_grid8:
+        int size
+        int64_t n_neighbours
+        const uint64_t *levels
+        const float *values
+        const int32_t *map
+        const uint16_t *neighbours
     ctypedef struct qgemv_kernel_table:
         const char *isa
         qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES]
@@ -24,6 +33,8 @@ cdef extern from "qgemv/kernels.h" nogil:
         size_t block_align[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
+        int (*quantize_prepare)(int qtype) noexcept nogil
+        const qgemv_grid8 *(*grid8)(int grid) noexcept nogil
 
 cdef extern from "qgemv/runtime.h" nogil:
     int qgemv_have_openmp()

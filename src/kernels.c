@@ -38,6 +38,8 @@
 #include "formats/quantize_tq.h"
 #include "formats/quantize_kquants.h"
 #include "formats/quantize_fp4_bits.h"
+#include "formats/quantize_grids.h"
+#include "formats/quantize_iq2.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
@@ -74,4 +76,6 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
+    .quantize_prepare = qgemv_quantize_prepare,
+    .grid8 = qgemv_grid8_get,
 };

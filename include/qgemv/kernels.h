@@ -33,6 +33,18 @@ typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 /* 1 if no NaN or Inf among x[0:n], else 0 */
 typedef int (*qgemv_all_finite_fn)(const float *x, int64_t n);
 
+/* ggml's iq2_init_impl tables of an 8-value grid (src/formats/quantize_grids.h) */
+enum { QGEMV_GRID8_IQ2XXS, QGEMV_GRID8_IQ2XS, QGEMV_GRID8_IQ2S, QGEMV_GRID8_IQ1S, QGEMV_GRID8_COUNT };
+#define QGEMV_GRID8_KEYS 43692   /* keys u = sum l_k 4^k of 8 levels in {0..3} that can occur */
+typedef struct {
+    int size;                  /* grid points */
+    int64_t n_neighbours;      /* entries of neighbours */
+    const uint64_t *levels;    /* [size]: point i's 8 odd values 2 l_k + 1, byte k */
+    const float *values;       /* [size * 8]: the same odd values as floats, 8 per point */
+    const int32_t *map;        /* [QGEMV_GRID8_KEYS]: grid point of key u, or -(1 + offset) */
+    const uint16_t *neighbours; /* at an offset: count m, then m grid points, nearest first */
+} qgemv_grid8;
+
 typedef struct {
     const char *isa;                                    /* "baseline", "avx2", "avx512" */
     qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES];    /* NULL: not implemented */
@@ -44,6 +56,10 @@ typedef struct {
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
+    /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;
+     * call with the GIL held, before the prange */
+    int (*quantize_prepare)(int qtype);
+    const qgemv_grid8 *(*grid8)(int grid);   /* an 8-value grid's tables, built if need be (GIL held) */
 } qgemv_kernel_table;
 
 extern const qgemv_kernel_table qgemv_kernels_baseline;
