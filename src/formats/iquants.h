@@ -195,9 +195,8 @@ static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
     return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
 }
 
-/* sum_j |q_j| (a_j with q_j's sign), times the scale of each 16 values, as 8 int32 lanes */
-static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, __m256i ls) {
-    const __m256i signs = _mm256_or_si256(neg, _mm256_set1_epi8(1));       /* -1 or +1 */
+/* sum_j |q_j| (a_j times signs_j = -1 or +1), times the scale of each 16 values, as 8 int32 lanes */
+static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
     const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
     /* maddubs cannot saturate: magnitudes <= 62, |a| <= 127 */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
@@ -210,25 +209,58 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, __m2
         iq_store_levels_32(_mm256_sub_epi8(_mm256_xor_si256(mag_, neg_), neg_), d0, d1, y); \
     } while (0)
 
+/* one row against CB <= 4 columns: each sub-block's magnitudes, signs and scales are decoded
+ * once for all the columns; per column the integer sums of a super-block are exact and its float
+ * work is the same fma into the same accumulator whatever CB is, so every column gets
+ * vec_dot's bits (vec_dot is this with CB = 1) */
 #define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_K *y = (const block_q8_K *)a;                                       \
-        __m256 acc = _mm256_setzero_ps();                                                  \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            const __m256i sc = scales16_##name(&x[ib]);                                    \
-            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
-            for (int ib32 = 0; ib32 < QK_K / 32; ib32 += 2) {                              \
-                __m256i neg0, neg1;                                                        \
-                const __m256i mag0 = grid_##name(&x[ib], ib32, &neg0);                     \
-                const __m256i mag1 = grid_##name(&x[ib], ib32 + 1, &neg1);                 \
-                sum0 = _mm256_add_epi32(sum0, iq_dot_sub(mag0, neg0, y[ib].qs + 32 * ib32, iq_scales_of_sub(sc, ib32))); \
-                sum1 = _mm256_add_epi32(sum1, iq_dot_sub(mag1, neg1, y[ib].qs + 32 * ib32 + 32, iq_scales_of_sub(sc, ib32 + 1))); \
-            }                                                                              \
-            const float d = qgemv_fp16_to_fp32(x[ib].d) * y[ib].d;                         \
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc); \
+    QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
+                                            int64_t act_stride, const int CB, float *out) { \
+        const block_q8_K *y[4];                                                            \
+        __m256 acc[4];                                                                     \
+        for (int j = 0; j < CB; j++) {                                                     \
+            y[j] = (const block_q8_K *)(a + j * act_stride);                               \
+            acc[j] = _mm256_setzero_ps();                                                  \
         }                                                                                  \
-        return (factor) * qgemv_hsum_f32x8(acc);                                           \
+        for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            const __m256i sc = scales16_##name(&x[ib]);                                    \
+            __m256i sum[4];                                                                \
+            for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
+            for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
+                __m256i neg;                                                               \
+                const __m256i mag = grid_##name(&x[ib], ib32, &neg);                       \
+                const __m256i signs = _mm256_or_si256(neg, _mm256_set1_epi8(1));           \
+                const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
+                for (int j = 0; j < CB; j++)                                               \
+                    sum[j] = _mm256_add_epi32(sum[j], iq_dot_sub(mag, signs, y[j][ib].qs + 32 * ib32, ls)); \
+            }                                                                              \
+            const float dx = qgemv_fp16_to_fp32(x[ib].d);                                  \
+            for (int j = 0; j < CB; j++)                                                   \
+                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[j][ib].d), _mm256_cvtepi32_ps(sum[j]), acc[j]); \
+        }                                                                                  \
+        for (int j = 0; j < CB; j++) out[j] = (factor) * qgemv_hsum_f32x8(acc[j]);         \
+    }                                                                                      \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        float out;                                                                         \
+        tile_iq_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &out); \
+        return out;                                                                        \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        for (int64_t r = 0; r < nrows; r++) {                                              \
+            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                    \
+                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                  \
+                float *o_ = out + r * out_stride + c0;                                     \
+                switch (ncols - c0) {                                                      \
+                case 1: tile_iq_##name(n / QK_K, x, a_, act_stride, 1, o_); break;         \
+                case 2: tile_iq_##name(n / QK_K, x, a_, act_stride, 2, o_); break;         \
+                case 3: tile_iq_##name(n / QK_K, x, a_, act_stride, 3, o_); break;         \
+                default: tile_iq_##name(n / QK_K, x, a_, act_stride, 4, o_); break;        \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
     }
 #else
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
@@ -287,3 +319,10 @@ QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f)
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#if defined(QGEMV_AVX2)
+#define QGEMV_TILES_IQUANTS(X) X(iq2_xxs, q8_K) X(iq2_xs, q8_K) X(iq2_s, q8_K) X(iq3_xxs, q8_K) X(iq3_s, q8_K)
+#else
+#define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
+#endif
