@@ -107,11 +107,43 @@ static inline void levels_iq3_s_ref(const block_iq3_s *b, int ib32, int8_t q[32]
 }
 
 #if defined(QGEMV_AVX2)
+/* 4 x 7 sign bits (the 8th sign of each 8 values is their parity, ksigns_iq2xs) -> 32 bytes,
+ * 0xff where the value is negative.  bits: the sign bits, qword l of it shifted right by shift[l]
+ * puts group l at bit 0; byte 0 then becomes its sign byte via two nibble tables (low nibble:
+ * its bits and parity in bit 7; high nibble, 3 bits: the same, XORed in), which is spread to
+ * the qword's 8 bytes and tested bit by bit. */
+static inline __m256i iq_signs7_32(__m256i bits, __m256i shifts) {
+    const __m256i v = _mm256_srlv_epi64(bits, shifts);
+    const __m256i t_lo = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0x00, (char)0x81, (char)0x82, 0x03, (char)0x84, 0x05, 0x06, (char)0x87,
+        (char)0x88, 0x09, 0x0a, (char)0x8b, 0x0c, (char)0x8d, (char)0x8e, 0x0f));
+    const __m256i t_hi = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0x00, (char)0x90, (char)0xa0, 0x30, (char)0xc0, 0x50, 0x60, (char)0xf0, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i lo = _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x07));
+    const __m256i sb = _mm256_xor_si256(_mm256_shuffle_epi8(t_lo, lo), _mm256_shuffle_epi8(t_hi, hi));
+    const __m256i spread = _mm256_shuffle_epi8(sb, _mm256_setr_epi64x(0, 0x0808080808080808LL, 0, 0x0808080808080808LL));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+/* the 4 x 7 sign bits of a uint32 (bits 7 l .. 7 l + 6: group l) */
+static inline __m256i iq_signs7_u32(uint32_t sg) {
+    return iq_signs7_32(_mm256_set1_epi32((int)sg), _mm256_setr_epi64x(0, 7, 14, 21));
+}
+/* 8 uint32 table entries (e0 in lane 0) by broadcast loads and blends, no shuffle-port inserts */
+static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const uint32_t *p5, const uint32_t *p4,
+                                  const uint32_t *p3, const uint32_t *p2, const uint32_t *p1, const uint32_t *p0) {
+    const __m256i a = _mm256_blend_epi32(_mm256_castsi128_si256(_mm_cvtsi32_si128((int)*p0)), _mm256_set1_epi32((int)*p1), 0x02);
+    const __m256i b = _mm256_blend_epi32(_mm256_set1_epi32((int)*p2), _mm256_set1_epi32((int)*p3), 0x08);
+    const __m256i c = _mm256_blend_epi32(_mm256_set1_epi32((int)*p4), _mm256_set1_epi32((int)*p5), 0x20);
+    const __m256i d = _mm256_blend_epi32(_mm256_set1_epi32((int)*p6), _mm256_set1_epi32((int)*p7), 0x80);
+    return _mm256_blend_epi32(_mm256_blend_epi32(a, b, 0x0c), _mm256_blend_epi32(c, d, 0xc0), 0xf0);
+}
+
 /* the same sub-blocks as 32 magnitudes (u8) and a sign mask (0xff: negative), 32 lanes at a time */
 static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *neg) {
-    const uint32_t idx = iq_load_u32(b->qs + 4 * ib32), sg = iq_load_u32(b->qs + 4 * ib32 + 2);
-    *neg = _mm256_set_epi64x((long long)ksigns64[(sg >> 21) & 127], (long long)ksigns64[(sg >> 14) & 127],
-                             (long long)ksigns64[(sg >> 7) & 127], (long long)ksigns64[sg & 127]);
+    const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
+    *neg = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
     return _mm256_set_epi64x((long long)iq2xxs_grid[idx >> 24], (long long)iq2xxs_grid[(idx >> 16) & 0xff],
                              (long long)iq2xxs_grid[(idx >> 8) & 0xff], (long long)iq2xxs_grid[idx & 0xff]);
 }
@@ -130,12 +162,9 @@ static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *neg) {
 }
 static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *neg) {
     const uint8_t *idx = b->qs + 8 * ib32;
-    const uint32_t sg = iq_load_u32(b->qs + QK_K / 4 + 4 * ib32);
-    *neg = _mm256_set_epi64x((long long)ksigns64[(sg >> 21) & 127], (long long)ksigns64[(sg >> 14) & 127],
-                             (long long)ksigns64[(sg >> 7) & 127], (long long)ksigns64[sg & 127]);
-    return _mm256_set_epi32((int)iq3xxs_grid[idx[7]], (int)iq3xxs_grid[idx[6]], (int)iq3xxs_grid[idx[5]],
-                            (int)iq3xxs_grid[idx[4]], (int)iq3xxs_grid[idx[3]], (int)iq3xxs_grid[idx[2]],
-                            (int)iq3xxs_grid[idx[1]], (int)iq3xxs_grid[idx[0]]);
+    *neg = iq_signs7_u32(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32));
+    return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
+                       &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
 static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *neg) {
     *neg = qgemv_bits_to_bytes_32(b->signs + 4 * ib32);
