@@ -51,10 +51,9 @@ static inline void levels_nvfp4(const block_nvfp4 *b, __m256i *k02, __m256i *k13
     *k13 = _mm256_shuffle_epi8(table, _mm256_unpackhi_epi64(lo, hi));
 }
 
-/* 32 bits (4 bytes) -> 32 bytes, -1 where the bit is set and +1 where it is clear */
-static inline __m256i q1_0_negated_signs_32(const uint8_t *bits4) {
-    return _mm256_or_si256(qgemv_bits_to_bytes_32(bits4), _mm256_set1_epi8(1));
-}
+/* 32 bits (4 bytes) -> 32 bytes, negative where the bit is set and positive where it is clear
+ * (a _mm256_sign_epi8 operand, iq_bits_to_signs_32 in iquants.h) */
+#define q1_0_negated_signs_32 iq_bits_to_signs_32
 
 /* the 32 codes (0..3) of q8_0 block k (0 or 1) of a q2_0 block, in value order; qs2 holds
  * the block's 16 bytes in both halves.  Byte 4 l + i of each half takes byte i's field l

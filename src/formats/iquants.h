@@ -11,8 +11,9 @@
  * Each format is written once as
  *   sub_scales_<name>(b, ib32, s[2])     the 4-bit scales of the sub-block's two halves,
  *   levels_<name>_ref(b, ib32, q)        its 32 signed levels, portable C,
- *   grid_<name>(b, ib32, &neg)           its 32 magnitudes as one __m256i, neg = 0xff where
- *                                        the value is negative (AVX2 and up),
+ *   grid_<name>(b, ib32, &sgn)           its 32 magnitudes as one __m256i, sgn a
+ *                                        _mm256_sign_epi8 operand: a negative byte where the
+ *                                        value is negative, never 0 (AVX2 and up),
  * and the loops around them once, below: dequant_row_<name> (ggml's rounding: y = db * q,
  * db as ggml computes it; the sign flip is exact) and vec_dot_<name>_q8_K
  * (d_x d_y factor sum_sub (2 s + 1) sum_j q_j a_j, integer inside a block, like ggml).
@@ -107,11 +108,24 @@ static inline void levels_iq3_s_ref(const block_iq3_s *b, int ib32, int8_t q[32]
 }
 
 #if defined(QGEMV_AVX2)
+/* bit k of each qword's byte (set: negative) -> a _mm256_sign_epi8 operand: byte k of the qword
+ * AND 2^k, plus 0x80 - 2^k (k < 7) or 1 (k = 7), is 0x80 or 0x81 when the bit is set and a
+ * positive byte otherwise; one add where a 0/0xff mask takes a compare and an or */
+static inline __m256i iq_bit_signs(__m256i spread) {
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_add_epi8(_mm256_and_si256(spread, bit), _mm256_set1_epi64x((long long)0x01406070787c7e7fULL));
+}
+/* 32 sign bits (4 bytes, bit j: value j < 0) -> sign operand (q1_0 in fp4_bits.h uses it too) */
+static inline __m256i iq_bits_to_signs_32(const uint8_t *bits4) {
+    const __m256i shuf = _mm256_setr_epi64x(0x0000000000000000LL, 0x0101010101010101LL,
+                                            0x0202020202020202LL, 0x0303030303030303LL);
+    return iq_bit_signs(_mm256_shuffle_epi8(_mm256_set1_epi32((int)iq_load_u32(bits4)), shuf));
+}
 /* 4 x 7 sign bits (the 8th sign of each 8 values is their parity, ksigns_iq2xs) -> 32 bytes,
- * 0xff where the value is negative.  bits: the sign bits, qword l of it shifted right by shift[l]
+ * a sign operand as above.  bits: the sign bits, qword l of it shifted right by shift[l]
  * puts group l at bit 0; byte 0 then becomes its sign byte via two nibble tables (low nibble:
  * its bits and parity in bit 7; high nibble, 3 bits: the same, XORed in), which is spread to
- * the qword's 8 bytes and tested bit by bit. */
+ * the qword's 8 bytes. */
 static inline __m256i iq_signs7_32(__m256i bits, __m256i shifts) {
     const __m256i v = _mm256_srlv_epi64(bits, shifts);
     const __m256i t_lo = _mm256_broadcastsi128_si256(_mm_setr_epi8(
@@ -123,8 +137,7 @@ static inline __m256i iq_signs7_32(__m256i bits, __m256i shifts) {
     const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x07));
     const __m256i sb = _mm256_xor_si256(_mm256_shuffle_epi8(t_lo, lo), _mm256_shuffle_epi8(t_hi, hi));
     const __m256i spread = _mm256_shuffle_epi8(sb, _mm256_setr_epi64x(0, 0x0808080808080808LL, 0, 0x0808080808080808LL));
-    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return iq_bit_signs(spread);
 }
 /* the 4 x 7 sign bits of a uint32 (bits 7 l .. 7 l + 6: group l) */
 static inline __m256i iq_signs7_u32(uint32_t sg) {
@@ -140,34 +153,36 @@ static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const 
     return _mm256_blend_epi32(_mm256_blend_epi32(a, b, 0x0c), _mm256_blend_epi32(c, d, 0xc0), 0xf0);
 }
 
-/* the same sub-blocks as 32 magnitudes (u8) and a sign mask (0xff: negative), 32 lanes at a time */
-static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *neg) {
+/* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
+ * (negative byte: negative value; never 0), 32 lanes at a time */
+static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn) {
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
-    *neg = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
+    *sgn = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
     return _mm256_set_epi64x((long long)iq2xxs_grid[idx >> 24], (long long)iq2xxs_grid[(idx >> 16) & 0xff],
                              (long long)iq2xxs_grid[(idx >> 8) & 0xff], (long long)iq2xxs_grid[idx & 0xff]);
 }
-static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *neg) {
+static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn) {
     const uint64_t v = iq_load_u64(b->qs + 4 * ib32);   /* four uint16 */
     const uint16_t v0 = (uint16_t)v, v1 = (uint16_t)(v >> 16), v2 = (uint16_t)(v >> 32), v3 = (uint16_t)(v >> 48);
-    *neg = _mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
-                             (long long)ksigns64[v1 >> 9], (long long)ksigns64[v0 >> 9]);
+    *sgn = _mm256_or_si256(_mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
+                                             (long long)ksigns64[v1 >> 9], (long long)ksigns64[v0 >> 9]),
+                           _mm256_set1_epi8(1));
     return _mm256_set_epi64x((long long)iq2xs_grid[v3 & 511], (long long)iq2xs_grid[v2 & 511],
                              (long long)iq2xs_grid[v1 & 511], (long long)iq2xs_grid[v0 & 511]);
 }
-static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *neg) {
-    *neg = qgemv_bits_to_bytes_32(b->qs + QK_K / 8 + 4 * ib32);
+static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn) {
+    *sgn = iq_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
     return _mm256_set_epi64x((long long)iq2s_grid[iq2_s_index(b, ib32, 3)], (long long)iq2s_grid[iq2_s_index(b, ib32, 2)],
                              (long long)iq2s_grid[iq2_s_index(b, ib32, 1)], (long long)iq2s_grid[iq2_s_index(b, ib32, 0)]);
 }
-static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *neg) {
+static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn) {
     const uint8_t *idx = b->qs + 8 * ib32;
-    *neg = iq_signs7_u32(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32));
+    *sgn = iq_signs7_u32(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32));
     return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
                        &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
-static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *neg) {
-    *neg = qgemv_bits_to_bytes_32(b->signs + 4 * ib32);
+static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn) {
+    *sgn = iq_bits_to_signs_32(b->signs + 4 * ib32);
     const uint8_t *qs = b->qs + 8 * ib32;
     const unsigned h = b->qh[ib32];
 #define QGEMV_IQ3S_POINT(k) (int)iq3s_grid[qs[k] | ((h >> (k)) & 1) << 8]
@@ -224,7 +239,7 @@ static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
     return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
 }
 
-/* sum_j |q_j| (a_j times signs_j = -1 or +1), times the scale of each 16 values, as 8 int32 lanes */
+/* sum_j |q_j| (a_j negated where signs_j < 0), times the scale of each 16 values, as 8 int32 lanes */
 static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
     const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
     /* maddubs cannot saturate: magnitudes <= 62, |a| <= 127 */
@@ -233,9 +248,9 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
 
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
     do {                                                                                   \
-        __m256i neg_;                                                                      \
-        const __m256i mag_ = grid_##name(b, ib32, &neg_);                                  \
-        iq_store_levels_32(_mm256_sub_epi8(_mm256_xor_si256(mag_, neg_), neg_), d0, d1, y); \
+        __m256i sgn_;                                                                      \
+        const __m256i mag_ = grid_##name(b, ib32, &sgn_);                                  \
+        iq_store_levels_32(_mm256_sign_epi8(mag_, sgn_), d0, d1, y);                       \
     } while (0)
 
 /* one row against CB <= 4 columns: each sub-block's magnitudes, signs and scales are decoded
@@ -256,9 +271,8 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
             __m256i sum[4];                                                                \
             for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
-                __m256i neg;                                                               \
-                const __m256i mag = grid_##name(&x[ib], ib32, &neg);                       \
-                const __m256i signs = _mm256_or_si256(neg, _mm256_set1_epi8(1));           \
+                __m256i signs;                                                             \
+                const __m256i mag = grid_##name(&x[ib], ib32, &signs);                     \
                 const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
                 for (int j = 0; j < CB; j++)                                               \
                     sum[j] = _mm256_add_epi32(sum[j], iq_dot_sub(mag, signs, y[j][ib].qs + 32 * ib32, ls)); \
