@@ -155,13 +155,15 @@ static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const 
 
 /* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
  * (negative byte: negative value; never 0), 32 lanes at a time */
-static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn) {
+static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    (void)ix;
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
     *sgn = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
     return _mm256_set_epi64x((long long)iq2xxs_grid[idx >> 24], (long long)iq2xxs_grid[(idx >> 16) & 0xff],
                              (long long)iq2xxs_grid[(idx >> 8) & 0xff], (long long)iq2xxs_grid[idx & 0xff]);
 }
-static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn) {
+static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    (void)ix;
     const uint64_t v = iq_load_u64(b->qs + 4 * ib32);   /* four uint16 */
     const uint16_t v0 = (uint16_t)v, v1 = (uint16_t)(v >> 16), v2 = (uint16_t)(v >> 32), v3 = (uint16_t)(v >> 48);
     *sgn = _mm256_or_si256(_mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
@@ -170,25 +172,55 @@ static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn)
     return _mm256_set_epi64x((long long)iq2xs_grid[v3 & 511], (long long)iq2xs_grid[v2 & 511],
                              (long long)iq2xs_grid[v1 & 511], (long long)iq2xs_grid[v0 & 511]);
 }
-static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn) {
+static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     *sgn = iq_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
-    return _mm256_set_epi64x((long long)iq2s_grid[iq2_s_index(b, ib32, 3)], (long long)iq2s_grid[iq2_s_index(b, ib32, 2)],
-                             (long long)iq2s_grid[iq2_s_index(b, ib32, 1)], (long long)iq2s_grid[iq2_s_index(b, ib32, 0)]);
+    const uint16_t *i = ix + 4 * ib32;
+    return _mm256_set_epi64x((long long)iq2s_grid[i[3]], (long long)iq2s_grid[i[2]],
+                             (long long)iq2s_grid[i[1]], (long long)iq2s_grid[i[0]]);
 }
-static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn) {
+static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    (void)ix;
     const uint8_t *idx = b->qs + 8 * ib32;
     *sgn = iq_signs7_u32(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32));
     return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
                        &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
-static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn) {
+static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     *sgn = iq_bits_to_signs_32(b->signs + 4 * ib32);
-    const uint8_t *qs = b->qs + 8 * ib32;
-    const unsigned h = b->qh[ib32];
-#define QGEMV_IQ3S_POINT(k) (int)iq3s_grid[qs[k] | ((h >> (k)) & 1) << 8]
-    return _mm256_set_epi32(QGEMV_IQ3S_POINT(7), QGEMV_IQ3S_POINT(6), QGEMV_IQ3S_POINT(5), QGEMV_IQ3S_POINT(4),
-                            QGEMV_IQ3S_POINT(3), QGEMV_IQ3S_POINT(2), QGEMV_IQ3S_POINT(1), QGEMV_IQ3S_POINT(0));
-#undef QGEMV_IQ3S_POINT
+    const uint16_t *i = ix + 8 * ib32;
+    return _mm256_set_epi32((int)iq3s_grid[i[7]], (int)iq3s_grid[i[6]], (int)iq3s_grid[i[5]], (int)iq3s_grid[i[4]],
+                            (int)iq3s_grid[i[3]], (int)iq3s_grid[i[2]], (int)iq3s_grid[i[1]], (int)iq3s_grid[i[0]]);
+}
+
+/* a block's grid indices, all at once where they need bits from two places (iq2_s, iq3_s: the
+ * qs byte | qh bits << 8), by vector ops instead of scalar shifts per index: 16-bit lane i
+ * gets its qh byte by pshufb, a multiply moves the lane's bits to bit 8 (and 9), a mask keeps them */
+static inline void grid_indices_iq2_xxs(const block_iq2_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
+static inline void grid_indices_iq3_xxs(const block_iq3_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
+static inline void grid_indices_iq2_xs(const block_iq2_xs *b, uint16_t *ix) { (void)b; (void)ix; }
+static inline void grid_indices_iq2_s(const block_iq2_s *b, uint16_t ix[QK_K / 8]) {
+    const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
+    const __m256i mul = _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4);
+    for (int q = 0; q < 2; q++) {   /* sub-blocks 4 q .. 4 q + 3 */
+        const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 1, -1, 1, -1, 1, -1, 1, -1,
+                                                              2, -1, 2, -1, 2, -1, 2, -1, 3, -1, 3, -1, 3, -1, 3, -1),
+                                             _mm256_set1_epi16((short)(4 * q)));
+        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), _mm256_set1_epi16(0x300));
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b->qs + 16 * q)));
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_or_si256(lo, hi));
+    }
+}
+static inline void grid_indices_iq3_s(const block_iq3_s *b, uint16_t ix[QK_K / 4]) {
+    const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
+    const __m256i mul = _mm256_setr_epi16(256, 128, 64, 32, 16, 8, 4, 2, 256, 128, 64, 32, 16, 8, 4, 2);
+    for (int q = 0; q < 4; q++) {   /* sub-blocks 2 q, 2 q + 1 */
+        const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1,
+                                                              1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1),
+                                             _mm256_set1_epi16((short)(2 * q)));
+        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), _mm256_set1_epi16(0x100));
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b->qs + 16 * q)));
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_or_si256(lo, hi));
+    }
 }
 
 /* 32 int8 levels times d0 (values 0-15) and d1 (values 16-31): exact int -> float, one rounding */
@@ -246,10 +278,11 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
 }
 
-#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
+#define QGEMV_GRID_INDICES_IQ(name, b, ix) grid_indices_##name(b, ix)
+#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
         __m256i sgn_;                                                                      \
-        const __m256i mag_ = grid_##name(b, ib32, &sgn_);                                  \
+        const __m256i mag_ = grid_##name(b, ib32, &sgn_, ix);                              \
         iq_store_levels_32(_mm256_sign_epi8(mag_, sgn_), d0, d1, y);                       \
     } while (0)
 
@@ -268,11 +301,13 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         }                                                                                  \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
             const __m256i sc = scales16_##name(&x[ib]);                                    \
+            uint16_t ix[QK_K / 4];                                                         \
+            grid_indices_##name(&x[ib], ix);                                               \
             __m256i sum[4];                                                                \
             for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
                 __m256i signs;                                                             \
-                const __m256i mag = grid_##name(&x[ib], ib32, &signs);                     \
+                const __m256i mag = grid_##name(&x[ib], ib32, &signs, ix);                 \
                 const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
                 for (int j = 0; j < CB; j++)                                               \
                     sum[j] = _mm256_add_epi32(sum[j], iq_dot_sub(mag, signs, y[j][ib].qs + 32 * ib32, ls)); \
@@ -306,9 +341,11 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         }                                                                                  \
     }
 #else
-#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
+#define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
+#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
         int8_t q_[32];                                                                     \
+        (void)(ix);                                                                        \
         levels_##name##_ref(b, ib32, q_);                                                  \
         for (int j_ = 0; j_ < 16; j_++) (y)[j_] = (d0) * (float)q_[j_];                    \
         for (int j_ = 16; j_ < 32; j_++) (y)[j_] = (d1) * (float)q_[j_];                   \
@@ -342,10 +379,12 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         const block_##name *x = (const block_##name *)src;                                 \
         for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
             const float d = qgemv_fp16_to_fp32(x[ib].d);                                   \
+            uint16_t ix[QK_K / 4];   /* the block's grid indices where precomputed (AVX2) */ \
+            QGEMV_GRID_INDICES_IQ(name, &x[ib], ix);                                       \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
                 int s[2];                                                                  \
                 sub_scales_##name(&x[ib], ib32, s);                                        \
-                QGEMV_DEQUANT_SUB_IQ(name, &x[ib], ib32, db_##name(d, s[0]), db_##name(d, s[1]), \
+                QGEMV_DEQUANT_SUB_IQ(name, &x[ib], ib32, ix, db_##name(d, s[0]), db_##name(d, s[1]), \
                                      dst + QK_K * ib + 32 * ib32);                         \
             }                                                                              \
         }                                                                                  \
