@@ -326,19 +326,8 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
-        for (int64_t r = 0; r < nrows; r++) {                                              \
-            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
-            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                    \
-                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                  \
-                float *o_ = out + r * out_stride + c0;                                     \
-                switch (ncols - c0) {                                                      \
-                case 1: tile_iq_##name(n / QK_K, x, a_, act_stride, 1, o_); break;         \
-                case 2: tile_iq_##name(n / QK_K, x, a_, act_stride, 2, o_); break;         \
-                case 3: tile_iq_##name(n / QK_K, x, a_, act_stride, 3, o_); break;         \
-                default: tile_iq_##name(n / QK_K, x, a_, act_stride, 4, o_); break;        \
-                }                                                                          \
-            }                                                                              \
-        }                                                                                  \
+        QGEMV_TILE_ROWS_BY_COLS4(tile_iq_##name, block_##name, n / QK_K, w, row_stride, nrows, \
+                                 a, act_stride, ncols, out, out_stride);                   \
     }
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
