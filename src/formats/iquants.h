@@ -235,8 +235,7 @@ static inline void iq_store_levels_32(__m256i q, float d0, float d1, float *y) {
 
 /* the block's 16 scales 2 s + 1 as int16: lane 0 holds sub-block k's first half at k, lane 1 its
  * second half at k, so one pshufb per sub-block spreads them (iq_scales_of_sub) */
-static inline __m256i iq_scales16_per32(const uint8_t s[8]) {   /* one s per 32 values */
-    const __m128i v = _mm_loadl_epi64((const __m128i *)s);
+static inline __m256i iq_scales16_per32(__m128i v) {   /* one s per 32 values, bytes 0-7 of v */
     const __m128i ls = _mm_add_epi8(_mm_add_epi8(v, v), _mm_set1_epi8(1));
     return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(ls));
 }
@@ -246,25 +245,27 @@ static inline __m256i iq_scales16_per16(const uint8_t scales[8]) { /* low nibble
     const __m128i s = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
     return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(s, s), _mm_set1_epi8(1)));
 }
-static inline __m256i scales16_iq2_xxs(const block_iq2_xxs *b) {
-    uint8_t s[8];
-    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + 4 * k + 2) >> 28);
-    return iq_scales16_per32(s);
+/* 8 scales 2 s + 1 as int32, sub-block k in lane k -> iq_scales16_per32's layout */
+static inline __m256i iq_scales16_of_i32(__m256i s) {
+    const __m256i ls = _mm256_add_epi32(_mm256_add_epi32(s, s), _mm256_set1_epi32(1));
+    const __m256i p = _mm256_packs_epi32(ls, ls);   /* int16: lane 0 sub-blocks 0-3 twice, lane 1 4-7 */
+    return _mm256_permute4x64_epi64(p, _MM_SHUFFLE(2, 0, 2, 0));
+}
+static inline __m256i scales16_iq2_xxs(const block_iq2_xxs *b) {   /* the top nibble of each 8 bytes */
+    const __m256i s03 = _mm256_srli_epi64(_mm256_loadu_si256((const __m256i *)b->qs), 60);
+    const __m256i s47 = _mm256_srli_epi64(_mm256_loadu_si256((const __m256i *)(b->qs + 16)), 60);
+    const __m256i s = _mm256_permutevar8x32_epi32(_mm256_or_si256(s03, _mm256_slli_epi64(s47, 32)),
+                                                  _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    return iq_scales16_of_i32(s);
 }
 static inline __m256i scales16_iq2_xs(const block_iq2_xs *b) { return iq_scales16_per16(b->scales); }
 static inline __m256i scales16_iq2_s(const block_iq2_s *b) { return iq_scales16_per16(b->scales); }
-static inline __m256i scales16_iq3_xxs(const block_iq3_xxs *b) {
-    uint8_t s[8];
-    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + QK_K / 4 + 4 * k) >> 28);
-    return iq_scales16_per32(s);
+static inline __m256i scales16_iq3_xxs(const block_iq3_xxs *b) {   /* the top nibbles of 8 uint32 */
+    return iq_scales16_of_i32(_mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(b->qs + QK_K / 4)), 28));
 }
-static inline __m256i scales16_iq3_s(const block_iq3_s *b) {
-    uint8_t s[8];
-    for (int k = 0; k < 4; k++) {
-        s[2 * k] = b->scales[k] & 0x0f;
-        s[2 * k + 1] = b->scales[k] >> 4;
-    }
-    return iq_scales16_per32(s);
+static inline __m256i scales16_iq3_s(const block_iq3_s *b) {   /* nibbles of 4 bytes, low first */
+    const __m128i v = _mm_cvtsi32_si128((int)iq_load_u32(b->scales)), m4 = _mm_set1_epi8(0x0f);
+    return iq_scales16_per32(_mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4)));
 }
 /* sub-block k's scales: element k of each lane, in all 8 int16 of that lane */
 static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
