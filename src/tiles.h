@@ -34,3 +34,22 @@
                 out[r * out_stride + c] = vec_dot_##name##_##act(                           \
                     n, (const uint8_t *)w + r * row_stride, (const uint8_t *)a + c * act_stride); \
     }
+
+/* a tile by a row kernel that takes one row and up to 4 columns:
+ * kernel(nb, row's blocks, columns' activations, act_stride, CB, out), CB a constant per call
+ * (so an always-inline kernel is compiled once per column count) */
+#define QGEMV_TILE_ROWS_BY_COLS4(kernel, block_t, nb, w, row_stride, nrows, a, act_stride, ncols, \
+                                 out, out_stride)                                           \
+    for (int64_t r_ = 0; r_ < (nrows); r_++) {                                              \
+        const block_t *x_ = (const block_t *)((const uint8_t *)(w) + r_ * (row_stride));    \
+        for (int64_t c0_ = 0; c0_ < (ncols); c0_ += 4) {                                    \
+            const uint8_t *a_ = (const uint8_t *)(a) + c0_ * (act_stride);                  \
+            float *o_ = (out) + r_ * (out_stride) + c0_;                                    \
+            switch ((ncols) - c0_) {                                                        \
+            case 1: kernel((nb), x_, a_, (act_stride), 1, o_); break;                       \
+            case 2: kernel((nb), x_, a_, (act_stride), 2, o_); break;                       \
+            case 3: kernel((nb), x_, a_, (act_stride), 3, o_); break;                       \
+            default: kernel((nb), x_, a_, (act_stride), 4, o_); break;                      \
+            }                                                                               \
+        }                                                                                   \
+    }

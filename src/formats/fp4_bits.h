@@ -51,10 +51,9 @@ static inline void levels_nvfp4(const block_nvfp4 *b, __m256i *k02, __m256i *k13
     *k13 = _mm256_shuffle_epi8(table, _mm256_unpackhi_epi64(lo, hi));
 }
 
-/* 32 bits (4 bytes) -> 32 bytes, -1 where the bit is set and +1 where it is clear */
-static inline __m256i q1_0_negated_signs_32(const uint8_t *bits4) {
-    return _mm256_or_si256(qgemv_bits_to_bytes_32(bits4), _mm256_set1_epi8(1));
-}
+/* 32 bits (4 bytes) -> 32 bytes, negative where the bit is set and positive where it is clear
+ * (a _mm256_sign_epi8 operand, iq_bits_to_signs_32 in iquants.h) */
+#define q1_0_negated_signs_32 iq_bits_to_signs_32
 
 /* the 32 codes (0..3) of q8_0 block k (0 or 1) of a q2_0 block, in value order; qs2 holds
  * the block's 16 bytes in both halves.  Byte 4 l + i of each half takes byte i's field l
@@ -243,6 +242,70 @@ static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *re
     return qgemv_hsum_f32x8(acc);
 }
 
+/* ---------------------------------------------------------------- q1_0 tiles (src/tiles.h)
+ * Rows x up to 4 columns: each block's signs are decoded once for all the columns, and the
+ * columns' q8_0 scales are converted to float once per chunk of blocks for all the rows of the
+ * tile.  Per (row, column) the float operations are vec_dot_q1_0_q8_0's, in its order (d4 =
+ * d_y(k) * -d_x, one fma per block into one accumulator, one hsum), so the results are its bits. */
+#define Q1_0_TILE_ROWS 16
+#define Q1_0_TILE_BLOCKS 64   /* q1_0 blocks per chunk: 256 q8_0 scales per column */
+QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nrows,
+                                   const uint8_t *a, int64_t act_stride, const int CB, float *out,
+                                   int64_t out_stride) {
+    const __m256i ones8 = _mm256_set1_epi8(1);
+    float dy[4][4 * Q1_0_TILE_BLOCKS];
+    __m256 acc[Q1_0_TILE_ROWS][4];
+    for (int64_t r0 = 0; r0 < nrows; r0 += Q1_0_TILE_ROWS) {
+        const int nr = (int)(nrows - r0 < Q1_0_TILE_ROWS ? nrows - r0 : Q1_0_TILE_ROWS);
+        for (int r = 0; r < nr; r++)
+            for (int j = 0; j < CB; j++) acc[r][j] = _mm256_setzero_ps();
+        for (int64_t b0 = 0; b0 < nb; b0 += Q1_0_TILE_BLOCKS) {
+            const int kb = (int)(nb - b0 < Q1_0_TILE_BLOCKS ? nb - b0 : Q1_0_TILE_BLOCKS);
+            for (int j = 0; j < CB; j++) {
+                const block_q8_0 *y = (const block_q8_0 *)(a + j * act_stride) + 4 * b0;
+                for (int k = 0; k < 4 * kb; k += 4)
+                    _mm_storeu_ps(&dy[j][k], qgemv_f16x4(y[k].d, y[k + 1].d, y[k + 2].d, y[k + 3].d));
+            }
+            for (int r = 0; r < nr; r++) {
+                const block_q1_0 *x = (const block_q1_0 *)(w + (r0 + r) * row_stride) + b0;
+                __m256 accr[4];
+                for (int j = 0; j < CB; j++) accr[j] = acc[r][j];
+                for (int ib = 0; ib < kb; ib++) {
+                    __m256i sg[4];
+                    for (int k = 0; k < 4; k++) sg[k] = q1_0_negated_signs_32(x[ib].qs + 4 * k);
+                    const __m128 dneg = _mm_set1_ps(-_cvtsh_ss(x[ib].d));
+                    for (int j = 0; j < CB; j++) {
+                        const block_q8_0 *yb = (const block_q8_0 *)(a + j * act_stride) + 4 * (b0 + ib);
+                        __m256i p[4];
+                        for (int k = 0; k < 4; k++)
+                            p[k] = _mm256_maddubs_epi16(ones8, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)yb[k].qs), sg[k]));
+                        const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+                        const __m128 d4 = _mm_mul_ps(_mm_loadu_ps(&dy[j][4 * ib]), dneg);
+                        accr[j] = _mm256_fmadd_ps(_mm256_set_m128(d4, d4), _mm256_cvtepi32_ps(sums), accr[j]);
+                    }
+                }
+                for (int j = 0; j < CB; j++) acc[r][j] = accr[j];
+            }
+        }
+        for (int r = 0; r < nr; r++)
+            for (int j = 0; j < CB; j++) out[(r0 + r) * out_stride + j] = qgemv_hsum_f32x8(acc[r][j]);
+    }
+}
+static void vec_dot_tile_q1_0_q8_0(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                   const void *restrict a, int64_t act_stride, int64_t ncols,
+                                   float *restrict out, int64_t out_stride) {
+    for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
+        const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
+        float *o_ = out + c0;
+        switch (ncols - c0) {
+        case 1: tile_q1_0(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, 1, o_, out_stride); break;
+        case 2: tile_q1_0(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, 2, o_, out_stride); break;
+        case 3: tile_q1_0(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, 3, o_, out_stride); break;
+        default: tile_q1_0(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, 4, o_, out_stride); break;
+        }
+    }
+}
+
 /* sum_b d_x sum_k d_y(k) (sum_j q_j a_j - sum_j a_j); two q2_0 blocks (four q8_0) per step */
 static inline __m256i q2_0_dot_i16x16(__m256i codes, const block_q8_0 *yb) {
     const __m256i ay = _mm256_loadu_si256((const __m256i *)yb->qs);
@@ -304,4 +367,11 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
     for (int64_t ib = 0; ib < n / QK2_0; ib++) sum += block_dot_q2_0_q8_0_ref(&x[ib], &y[2 * ib]);
     return sum;
 }
+#endif
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#if defined(QGEMV_AVX2)
+#define QGEMV_TILES_FP4_BITS(X) X(q1_0, q8_0)
+#else
+#define QGEMV_TILES_FP4_BITS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif

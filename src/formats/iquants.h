@@ -11,8 +11,9 @@
  * Each format is written once as
  *   sub_scales_<name>(b, ib32, s[2])     the 4-bit scales of the sub-block's two halves,
  *   levels_<name>_ref(b, ib32, q)        its 32 signed levels, portable C,
- *   grid_<name>(b, ib32, &neg)           its 32 magnitudes as one __m256i, neg = 0xff where
- *                                        the value is negative (AVX2 and up),
+ *   grid_<name>(b, ib32, &sgn)           its 32 magnitudes as one __m256i, sgn a
+ *                                        _mm256_sign_epi8 operand: a negative byte where the
+ *                                        value is negative, never 0 (AVX2 and up),
  * and the loops around them once, below: dequant_row_<name> (ggml's rounding: y = db * q,
  * db as ggml computes it; the sign flip is exact) and vec_dot_<name>_q8_K
  * (d_x d_y factor sum_sub (2 s + 1) sum_j q_j a_j, integer inside a block, like ggml).
@@ -107,44 +108,119 @@ static inline void levels_iq3_s_ref(const block_iq3_s *b, int ib32, int8_t q[32]
 }
 
 #if defined(QGEMV_AVX2)
-/* the same sub-blocks as 32 magnitudes (u8) and a sign mask (0xff: negative), 32 lanes at a time */
-static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *neg) {
-    const uint32_t idx = iq_load_u32(b->qs + 4 * ib32), sg = iq_load_u32(b->qs + 4 * ib32 + 2);
-    *neg = _mm256_set_epi64x((long long)ksigns64[(sg >> 21) & 127], (long long)ksigns64[(sg >> 14) & 127],
-                             (long long)ksigns64[(sg >> 7) & 127], (long long)ksigns64[sg & 127]);
+/* bit k of each qword's byte (set: negative) -> a _mm256_sign_epi8 operand: byte k of the qword
+ * AND 2^k, plus 0x80 - 2^k (k < 7) or 1 (k = 7), is 0x80 or 0x81 when the bit is set and a
+ * positive byte otherwise; one add where a 0/0xff mask takes a compare and an or */
+static inline __m256i iq_bit_signs(__m256i spread) {
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_add_epi8(_mm256_and_si256(spread, bit), _mm256_set1_epi64x((long long)0x01406070787c7e7fULL));
+}
+/* 32 sign bits (4 bytes, bit j: value j < 0) -> sign operand (q1_0 in fp4_bits.h uses it too) */
+static inline __m256i iq_bits_to_signs_32(const uint8_t *bits4) {
+    const __m256i shuf = _mm256_setr_epi64x(0x0000000000000000LL, 0x0101010101010101LL,
+                                            0x0202020202020202LL, 0x0303030303030303LL);
+    return iq_bit_signs(_mm256_shuffle_epi8(_mm256_set1_epi32((int)iq_load_u32(bits4)), shuf));
+}
+/* 4 x 7 sign bits (the 8th sign of each 8 values is their parity, ksigns_iq2xs) -> 32 bytes,
+ * a sign operand as above.  bits: the sign bits, qword l of it shifted right by shift[l]
+ * puts group l at bit 0; byte 0 then becomes its sign byte via two nibble tables (low nibble:
+ * its bits and parity in bit 7; high nibble, 3 bits: the same, XORed in), which is spread to
+ * the qword's 8 bytes. */
+static inline __m256i iq_signs7_32(__m256i bits, __m256i shifts) {
+    const __m256i v = _mm256_srlv_epi64(bits, shifts);
+    const __m256i t_lo = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0x00, (char)0x81, (char)0x82, 0x03, (char)0x84, 0x05, 0x06, (char)0x87,
+        (char)0x88, 0x09, 0x0a, (char)0x8b, 0x0c, (char)0x8d, (char)0x8e, 0x0f));
+    const __m256i t_hi = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0x00, (char)0x90, (char)0xa0, 0x30, (char)0xc0, 0x50, 0x60, (char)0xf0, 0, 0, 0, 0, 0, 0, 0, 0));
+    const __m256i lo = _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x07));
+    const __m256i sb = _mm256_xor_si256(_mm256_shuffle_epi8(t_lo, lo), _mm256_shuffle_epi8(t_hi, hi));
+    const __m256i spread = _mm256_shuffle_epi8(sb, _mm256_setr_epi64x(0, 0x0808080808080808LL, 0, 0x0808080808080808LL));
+    return iq_bit_signs(spread);
+}
+/* the 4 x 7 sign bits of a uint32 (bits 7 l .. 7 l + 6: group l) */
+static inline __m256i iq_signs7_u32(uint32_t sg) {
+    return iq_signs7_32(_mm256_set1_epi32((int)sg), _mm256_setr_epi64x(0, 7, 14, 21));
+}
+/* 8 uint32 table entries (e0 in lane 0) by broadcast loads and blends, no shuffle-port inserts */
+static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const uint32_t *p5, const uint32_t *p4,
+                                  const uint32_t *p3, const uint32_t *p2, const uint32_t *p1, const uint32_t *p0) {
+    const __m256i a = _mm256_blend_epi32(_mm256_castsi128_si256(_mm_cvtsi32_si128((int)*p0)), _mm256_set1_epi32((int)*p1), 0x02);
+    const __m256i b = _mm256_blend_epi32(_mm256_set1_epi32((int)*p2), _mm256_set1_epi32((int)*p3), 0x08);
+    const __m256i c = _mm256_blend_epi32(_mm256_set1_epi32((int)*p4), _mm256_set1_epi32((int)*p5), 0x20);
+    const __m256i d = _mm256_blend_epi32(_mm256_set1_epi32((int)*p6), _mm256_set1_epi32((int)*p7), 0x80);
+    return _mm256_blend_epi32(_mm256_blend_epi32(a, b, 0x0c), _mm256_blend_epi32(c, d, 0xc0), 0xf0);
+}
+
+/* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
+ * (negative byte: negative value; never 0), 32 lanes at a time */
+static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    (void)ix;
+    const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
+    *sgn = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
     return _mm256_set_epi64x((long long)iq2xxs_grid[idx >> 24], (long long)iq2xxs_grid[(idx >> 16) & 0xff],
                              (long long)iq2xxs_grid[(idx >> 8) & 0xff], (long long)iq2xxs_grid[idx & 0xff]);
 }
-static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *neg) {
+static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    (void)ix;
     const uint64_t v = iq_load_u64(b->qs + 4 * ib32);   /* four uint16 */
     const uint16_t v0 = (uint16_t)v, v1 = (uint16_t)(v >> 16), v2 = (uint16_t)(v >> 32), v3 = (uint16_t)(v >> 48);
-    *neg = _mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
-                             (long long)ksigns64[v1 >> 9], (long long)ksigns64[v0 >> 9]);
+    *sgn = _mm256_or_si256(_mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
+                                             (long long)ksigns64[v1 >> 9], (long long)ksigns64[v0 >> 9]),
+                           _mm256_set1_epi8(1));
     return _mm256_set_epi64x((long long)iq2xs_grid[v3 & 511], (long long)iq2xs_grid[v2 & 511],
                              (long long)iq2xs_grid[v1 & 511], (long long)iq2xs_grid[v0 & 511]);
 }
-static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *neg) {
-    *neg = qgemv_bits_to_bytes_32(b->qs + QK_K / 8 + 4 * ib32);
-    return _mm256_set_epi64x((long long)iq2s_grid[iq2_s_index(b, ib32, 3)], (long long)iq2s_grid[iq2_s_index(b, ib32, 2)],
-                             (long long)iq2s_grid[iq2_s_index(b, ib32, 1)], (long long)iq2s_grid[iq2_s_index(b, ib32, 0)]);
+static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    *sgn = iq_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
+    const uint16_t *i = ix + 4 * ib32;
+    return _mm256_set_epi64x((long long)iq2s_grid[i[3]], (long long)iq2s_grid[i[2]],
+                             (long long)iq2s_grid[i[1]], (long long)iq2s_grid[i[0]]);
 }
-static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *neg) {
+static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    (void)ix;
     const uint8_t *idx = b->qs + 8 * ib32;
-    const uint32_t sg = iq_load_u32(b->qs + QK_K / 4 + 4 * ib32);
-    *neg = _mm256_set_epi64x((long long)ksigns64[(sg >> 21) & 127], (long long)ksigns64[(sg >> 14) & 127],
-                             (long long)ksigns64[(sg >> 7) & 127], (long long)ksigns64[sg & 127]);
-    return _mm256_set_epi32((int)iq3xxs_grid[idx[7]], (int)iq3xxs_grid[idx[6]], (int)iq3xxs_grid[idx[5]],
-                            (int)iq3xxs_grid[idx[4]], (int)iq3xxs_grid[idx[3]], (int)iq3xxs_grid[idx[2]],
-                            (int)iq3xxs_grid[idx[1]], (int)iq3xxs_grid[idx[0]]);
+    *sgn = iq_signs7_u32(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32));
+    return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
+                       &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
-static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *neg) {
-    *neg = qgemv_bits_to_bytes_32(b->signs + 4 * ib32);
-    const uint8_t *qs = b->qs + 8 * ib32;
-    const unsigned h = b->qh[ib32];
-#define QGEMV_IQ3S_POINT(k) (int)iq3s_grid[qs[k] | ((h >> (k)) & 1) << 8]
-    return _mm256_set_epi32(QGEMV_IQ3S_POINT(7), QGEMV_IQ3S_POINT(6), QGEMV_IQ3S_POINT(5), QGEMV_IQ3S_POINT(4),
-                            QGEMV_IQ3S_POINT(3), QGEMV_IQ3S_POINT(2), QGEMV_IQ3S_POINT(1), QGEMV_IQ3S_POINT(0));
-#undef QGEMV_IQ3S_POINT
+static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+    *sgn = iq_bits_to_signs_32(b->signs + 4 * ib32);
+    const uint16_t *i = ix + 8 * ib32;
+    return _mm256_set_epi32((int)iq3s_grid[i[7]], (int)iq3s_grid[i[6]], (int)iq3s_grid[i[5]], (int)iq3s_grid[i[4]],
+                            (int)iq3s_grid[i[3]], (int)iq3s_grid[i[2]], (int)iq3s_grid[i[1]], (int)iq3s_grid[i[0]]);
+}
+
+/* a block's grid indices, all at once where they need bits from two places (iq2_s, iq3_s: the
+ * qs byte | qh bits << 8), by vector ops instead of scalar shifts per index: 16-bit lane i
+ * gets its qh byte by pshufb, a multiply moves the lane's bits to bit 8 (and 9), a mask keeps them */
+static inline void grid_indices_iq2_xxs(const block_iq2_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
+static inline void grid_indices_iq3_xxs(const block_iq3_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
+static inline void grid_indices_iq2_xs(const block_iq2_xs *b, uint16_t *ix) { (void)b; (void)ix; }
+static inline void grid_indices_iq2_s(const block_iq2_s *b, uint16_t ix[QK_K / 8]) {
+    const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
+    const __m256i mul = _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4);
+    for (int q = 0; q < 2; q++) {   /* sub-blocks 4 q .. 4 q + 3 */
+        const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 1, -1, 1, -1, 1, -1, 1, -1,
+                                                              2, -1, 2, -1, 2, -1, 2, -1, 3, -1, 3, -1, 3, -1, 3, -1),
+                                             _mm256_set1_epi16((short)(4 * q)));
+        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), _mm256_set1_epi16(0x300));
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b->qs + 16 * q)));
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_or_si256(lo, hi));
+    }
+}
+static inline void grid_indices_iq3_s(const block_iq3_s *b, uint16_t ix[QK_K / 4]) {
+    const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
+    const __m256i mul = _mm256_setr_epi16(256, 128, 64, 32, 16, 8, 4, 2, 256, 128, 64, 32, 16, 8, 4, 2);
+    for (int q = 0; q < 4; q++) {   /* sub-blocks 2 q, 2 q + 1 */
+        const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1,
+                                                              1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1),
+                                             _mm256_set1_epi16((short)(2 * q)));
+        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), _mm256_set1_epi16(0x100));
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b->qs + 16 * q)));
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_or_si256(lo, hi));
+    }
 }
 
 /* 32 int8 levels times d0 (values 0-15) and d1 (values 16-31): exact int -> float, one rounding */
@@ -159,8 +235,7 @@ static inline void iq_store_levels_32(__m256i q, float d0, float d1, float *y) {
 
 /* the block's 16 scales 2 s + 1 as int16: lane 0 holds sub-block k's first half at k, lane 1 its
  * second half at k, so one pshufb per sub-block spreads them (iq_scales_of_sub) */
-static inline __m256i iq_scales16_per32(const uint8_t s[8]) {   /* one s per 32 values */
-    const __m128i v = _mm_loadl_epi64((const __m128i *)s);
+static inline __m256i iq_scales16_per32(__m128i v) {   /* one s per 32 values, bytes 0-7 of v */
     const __m128i ls = _mm_add_epi8(_mm_add_epi8(v, v), _mm_set1_epi8(1));
     return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(ls));
 }
@@ -170,70 +245,97 @@ static inline __m256i iq_scales16_per16(const uint8_t scales[8]) { /* low nibble
     const __m128i s = _mm_unpacklo_epi64(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
     return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(s, s), _mm_set1_epi8(1)));
 }
-static inline __m256i scales16_iq2_xxs(const block_iq2_xxs *b) {
-    uint8_t s[8];
-    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + 4 * k + 2) >> 28);
-    return iq_scales16_per32(s);
+/* 8 scales 2 s + 1 as int32, sub-block k in lane k -> iq_scales16_per32's layout */
+static inline __m256i iq_scales16_of_i32(__m256i s) {
+    const __m256i ls = _mm256_add_epi32(_mm256_add_epi32(s, s), _mm256_set1_epi32(1));
+    const __m256i p = _mm256_packs_epi32(ls, ls);   /* int16: lane 0 sub-blocks 0-3 twice, lane 1 4-7 */
+    return _mm256_permute4x64_epi64(p, _MM_SHUFFLE(2, 0, 2, 0));
+}
+static inline __m256i scales16_iq2_xxs(const block_iq2_xxs *b) {   /* the top nibble of each 8 bytes */
+    const __m256i s03 = _mm256_srli_epi64(_mm256_loadu_si256((const __m256i *)b->qs), 60);
+    const __m256i s47 = _mm256_srli_epi64(_mm256_loadu_si256((const __m256i *)(b->qs + 16)), 60);
+    const __m256i s = _mm256_permutevar8x32_epi32(_mm256_or_si256(s03, _mm256_slli_epi64(s47, 32)),
+                                                  _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    return iq_scales16_of_i32(s);
 }
 static inline __m256i scales16_iq2_xs(const block_iq2_xs *b) { return iq_scales16_per16(b->scales); }
 static inline __m256i scales16_iq2_s(const block_iq2_s *b) { return iq_scales16_per16(b->scales); }
-static inline __m256i scales16_iq3_xxs(const block_iq3_xxs *b) {
-    uint8_t s[8];
-    for (int k = 0; k < 8; k++) s[k] = (uint8_t)(iq_load_u32(b->qs + QK_K / 4 + 4 * k) >> 28);
-    return iq_scales16_per32(s);
+static inline __m256i scales16_iq3_xxs(const block_iq3_xxs *b) {   /* the top nibbles of 8 uint32 */
+    return iq_scales16_of_i32(_mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(b->qs + QK_K / 4)), 28));
 }
-static inline __m256i scales16_iq3_s(const block_iq3_s *b) {
-    uint8_t s[8];
-    for (int k = 0; k < 4; k++) {
-        s[2 * k] = b->scales[k] & 0x0f;
-        s[2 * k + 1] = b->scales[k] >> 4;
-    }
-    return iq_scales16_per32(s);
+static inline __m256i scales16_iq3_s(const block_iq3_s *b) {   /* nibbles of 4 bytes, low first */
+    const __m128i v = _mm_cvtsi32_si128((int)iq_load_u32(b->scales)), m4 = _mm_set1_epi8(0x0f);
+    return iq_scales16_per32(_mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4)));
 }
 /* sub-block k's scales: element k of each lane, in all 8 int16 of that lane */
 static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
     return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
 }
 
-/* sum_j |q_j| (a_j with q_j's sign), times the scale of each 16 values, as 8 int32 lanes */
-static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, __m256i ls) {
-    const __m256i signs = _mm256_or_si256(neg, _mm256_set1_epi8(1));       /* -1 or +1 */
+/* sum_j |q_j| (a_j negated where signs_j < 0), times the scale of each 16 values, as 8 int32 lanes */
+static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
     const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
     /* maddubs cannot saturate: magnitudes <= 62, |a| <= 127 */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
 }
 
-#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
+#define QGEMV_GRID_INDICES_IQ(name, b, ix) grid_indices_##name(b, ix)
+#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
-        __m256i neg_;                                                                      \
-        const __m256i mag_ = grid_##name(b, ib32, &neg_);                                  \
-        iq_store_levels_32(_mm256_sub_epi8(_mm256_xor_si256(mag_, neg_), neg_), d0, d1, y); \
+        __m256i sgn_;                                                                      \
+        const __m256i mag_ = grid_##name(b, ib32, &sgn_, ix);                              \
+        iq_store_levels_32(_mm256_sign_epi8(mag_, sgn_), d0, d1, y);                       \
     } while (0)
 
+/* one row against CB <= 4 columns: each sub-block's magnitudes, signs and scales are decoded
+ * once for all the columns; per column the integer sums of a super-block are exact and its float
+ * work is the same fma into the same accumulator whatever CB is, so every column gets
+ * vec_dot's bits (vec_dot is this with CB = 1) */
 #define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_K *y = (const block_q8_K *)a;                                       \
-        __m256 acc = _mm256_setzero_ps();                                                  \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            const __m256i sc = scales16_##name(&x[ib]);                                    \
-            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
-            for (int ib32 = 0; ib32 < QK_K / 32; ib32 += 2) {                              \
-                __m256i neg0, neg1;                                                        \
-                const __m256i mag0 = grid_##name(&x[ib], ib32, &neg0);                     \
-                const __m256i mag1 = grid_##name(&x[ib], ib32 + 1, &neg1);                 \
-                sum0 = _mm256_add_epi32(sum0, iq_dot_sub(mag0, neg0, y[ib].qs + 32 * ib32, iq_scales_of_sub(sc, ib32))); \
-                sum1 = _mm256_add_epi32(sum1, iq_dot_sub(mag1, neg1, y[ib].qs + 32 * ib32 + 32, iq_scales_of_sub(sc, ib32 + 1))); \
-            }                                                                              \
-            const float d = qgemv_fp16_to_fp32(x[ib].d) * y[ib].d;                         \
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc); \
+    QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
+                                            int64_t act_stride, const int CB, float *out) { \
+        const block_q8_K *y[4];                                                            \
+        __m256 acc[4];                                                                     \
+        for (int j = 0; j < CB; j++) {                                                     \
+            y[j] = (const block_q8_K *)(a + j * act_stride);                               \
+            acc[j] = _mm256_setzero_ps();                                                  \
         }                                                                                  \
-        return (factor) * qgemv_hsum_f32x8(acc);                                           \
+        for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            const __m256i sc = scales16_##name(&x[ib]);                                    \
+            uint16_t ix[QK_K / 4];                                                         \
+            grid_indices_##name(&x[ib], ix);                                               \
+            __m256i sum[4];                                                                \
+            for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
+            for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
+                __m256i signs;                                                             \
+                const __m256i mag = grid_##name(&x[ib], ib32, &signs, ix);                 \
+                const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
+                for (int j = 0; j < CB; j++)                                               \
+                    sum[j] = _mm256_add_epi32(sum[j], iq_dot_sub(mag, signs, y[j][ib].qs + 32 * ib32, ls)); \
+            }                                                                              \
+            const float dx = qgemv_fp16_to_fp32(x[ib].d);                                  \
+            for (int j = 0; j < CB; j++)                                                   \
+                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[j][ib].d), _mm256_cvtepi32_ps(sum[j]), acc[j]); \
+        }                                                                                  \
+        for (int j = 0; j < CB; j++) out[j] = (factor) * qgemv_hsum_f32x8(acc[j]);         \
+    }                                                                                      \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        float out;                                                                         \
+        tile_iq_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &out); \
+        return out;                                                                        \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        QGEMV_TILE_ROWS_BY_COLS4(tile_iq_##name, block_##name, n / QK_K, w, row_stride, nrows, \
+                                 a, act_stride, ncols, out, out_stride);                   \
     }
 #else
-#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, d0, d1, y)                                     \
+#define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
+#define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
         int8_t q_[32];                                                                     \
+        (void)(ix);                                                                        \
         levels_##name##_ref(b, ib32, q_);                                                  \
         for (int j_ = 0; j_ < 16; j_++) (y)[j_] = (d0) * (float)q_[j_];                    \
         for (int j_ = 16; j_ < 32; j_++) (y)[j_] = (d1) * (float)q_[j_];                   \
@@ -267,10 +369,12 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i neg, const int8_t *a, __m2
         const block_##name *x = (const block_##name *)src;                                 \
         for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
             const float d = qgemv_fp16_to_fp32(x[ib].d);                                   \
+            uint16_t ix[QK_K / 4];   /* the block's grid indices where precomputed (AVX2) */ \
+            QGEMV_GRID_INDICES_IQ(name, &x[ib], ix);                                       \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
                 int s[2];                                                                  \
                 sub_scales_##name(&x[ib], ib32, s);                                        \
-                QGEMV_DEQUANT_SUB_IQ(name, &x[ib], ib32, db_##name(d, s[0]), db_##name(d, s[1]), \
+                QGEMV_DEQUANT_SUB_IQ(name, &x[ib], ib32, ix, db_##name(d, s[0]), db_##name(d, s[1]), \
                                      dst + QK_K * ib + 32 * ib32);                         \
             }                                                                              \
         }                                                                                  \
@@ -287,3 +391,10 @@ QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f)
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#if defined(QGEMV_AVX2)
+#define QGEMV_TILES_IQUANTS(X) X(iq2_xxs, q8_K) X(iq2_xs, q8_K) X(iq2_s, q8_K) X(iq3_xxs, q8_K) X(iq3_s, q8_K)
+#else
+#define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
+#endif
