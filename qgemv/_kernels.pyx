@@ -16,6 +16,8 @@ Design:
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
 from cython.parallel cimport prange, threadid
+from libc.math cimport cosf, sinf
+from libc.stdlib cimport free, malloc
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from qgemv._kernels cimport (
@@ -209,3 +211,54 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
         if bad[r]:
             return r
     return -1
+
+
+def cos_sin_f32(const float[::1] angle, float[::1] cos_out, float[::1] sin_out):
+    """cos_out[i], sin_out[i] = cosf(angle[i]), sinf(angle[i]): the C library's float functions,
+    the ones ggml's rotary-embedding cache calls (numpy's float32 cos and sin differ by an ulp)."""  # IN angle; OUT cos_out, sin_out
+    cdef Py_ssize_t i
+    for i in range(angle.shape[0]):
+        cos_out[i] = cosf(angle[i])
+        sin_out[i] = sinf(angle[i])
+
+
+cdef extern from "llama_ops.h" nogil:
+    void llama_swiglu(int64_t n, const float *g, const float *u, float *out)
+    void llama_attend_row(int64_t len, int64_t d, const float *q, const float *k, int64_t k_stride,
+                          const float *v, int64_t v_stride, float scale, int batch_order,
+                          int p_f16, float *p, float *out)
+
+
+def swiglu_f32(const float[:, :] g, const float[:, :] u, float[:, ::1] out):
+    """out = silu(g) * u row by row, in ggml's arithmetic (src/llama_ops.h); g and u may be
+    column slices of a wider array (rows contiguous)."""  # IN g, u; OUT out
+    if g.strides[1] != 4 or u.strides[1] != 4:
+        raise ValueError("swiglu_f32 needs contiguous rows")
+    cdef Py_ssize_t r
+    with nogil:
+        for r in range(g.shape[0]):
+            llama_swiglu(g.shape[1], &g[r, 0], &u[r, 0], &out[r, 0])
+
+
+def attention(const float[:, :, ::1] q, const float[:, :, ::1] k_cache,
+              const float[:, :, ::1] v_cache, Py_ssize_t start, float scale, bint batch_order,
+              bint p_f16, float[:, ::1] out):
+    """Causal grouped-query attention of queries q (n, heads, d) at positions start.. over the
+    cache (kv_heads, capacity, d); out (n, heads * d).  With f16-valued q and cache and p_f16
+    (probabilities rounded to f16) it is ggml's arithmetic (src/llama_ops.h; batch_order: the
+    prompt GEMM's order of additions)."""  # IN q, k_cache, v_cache; OUT out
+    cdef Py_ssize_t n = q.shape[0], heads = q.shape[1], d = q.shape[2]
+    cdef Py_ssize_t group = heads // k_cache.shape[0], t, h
+    cdef Py_ssize_t cap = k_cache.shape[1]
+    if start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or out.shape[1] != heads * d:
+        raise ValueError("attention: shapes do not agree")
+    cdef float *p = <float *>malloc((start + n) * sizeof(float))
+    if p == NULL:
+        raise MemoryError()
+    with nogil:
+        for t in range(n):
+            for h in range(heads):
+                llama_attend_row(start + t + 1, d, &q[t, h, 0], &k_cache[h // group, 0, 0], d,
+                                 &v_cache[h // group, 0, 0], d, scale, batch_order, p_f16, p,
+                                 &out[t, h * d])
+    free(p)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gguf import GGUFFile, load_gguf
+from . import _kernels
 from .qmatrix import QMatrix
 from .tokenizer import StreamDecoder, Tokenizer
 
@@ -76,18 +77,55 @@ class LlamaConfig:
         )
 
 
+class _Projections:
+    """Several projections of one input (q, k, v; gate, up), computed with as few products as
+    the file allows: matrices stored back to back in the mmap with one format and width are
+    one ``QMatrix`` over the bytes they already occupy (zero copy), so the input is quantized
+    once and one kernel call covers them.  ``__call__`` returns the outputs in ``names`` order."""
+
+    def __init__(self, f: GGUFFile, names: Sequence[str]):
+        infos = sorted((f.tensors[n] for n in names), key=lambda t: t.offset)
+        runs = [[infos[0]]]
+        for t in infos[1:]:
+            prev = runs[-1][-1]
+            if (t.offset == prev.offset + prev.nbytes and t.qtype == prev.qtype
+                    and t.shape[1] == prev.shape[1]):
+                runs[-1].append(t)
+            else:
+                runs.append([t])
+        self.products = []              # (QMatrix, [(name, first row, end row)])
+        for run in runs:
+            if len(run) == 1:
+                m = f.qmatrix(run[0].name)
+            else:   # a view of the file spanning the run: the rows of each matrix in turn
+                m = QMatrix(f._view(run[0].offset, sum(t.nbytes for t in run), np.uint8), run[0].qtype,
+                            (sum(t.shape[0] for t in run), run[0].shape[1]))
+            rows = np.cumsum([0] + [t.shape[0] for t in run])
+            self.products.append((m, [(t.name, int(a), int(b)) for t, a, b in zip(run, rows, rows[1:])]))
+        self.names = list(names)
+
+    def __call__(self, x: np.ndarray, n_threads: int | None, act: str | None) -> list[np.ndarray]:
+        out = {}
+        for m, parts in self.products:
+            y = _linear(m, x, n_threads, act)
+            for name, a, b in parts:
+                out[name] = y[:, a:b]
+        return [out[name] for name in self.names]
+
+
 class _Layer:
     """One transformer block's weights: QMatrix projections and float32 norms/biases."""
 
     def __init__(self, f: GGUFFile, i: int):
         p = f"blk.{i}."
         self.attn_norm = f.array(p + "attn_norm.weight")
-        self.wq, self.wk, self.wv = (f.qmatrix(p + f"attn_{n}.weight") for n in "qkv")
+        self.qkv = _Projections(f, [p + f"attn_{n}.weight" for n in "qkv"])
         self.wo = f.qmatrix(p + "attn_output.weight")
         self.bq, self.bk, self.bv = (f.array(p + f"attn_{n}.bias") if p + f"attn_{n}.bias" in f.tensors
                                      else None for n in "qkv")
         self.ffn_norm = f.array(p + "ffn_norm.weight")
-        self.w_gate, self.w_up, self.w_down = (f.qmatrix(p + f"ffn_{n}.weight") for n in ("gate", "up", "down"))
+        self.gate_up = _Projections(f, [p + "ffn_gate.weight", p + "ffn_up.weight"])
+        self.w_down = f.qmatrix(p + "ffn_down.weight")
 
 
 def _linear(w: QMatrix, x: np.ndarray, n_threads: int | None, act: str | None,
@@ -96,7 +134,7 @@ def _linear(w: QMatrix, x: np.ndarray, n_threads: int | None, act: str | None,
     if x.shape[0] == 1:
         y = w.matmul(x[0], act=act, n_threads=n_threads)[None]
     else:
-        y = w.matmul(x.T, act=act, n_threads=n_threads).T
+        y = np.ascontiguousarray(w.matmul(x.T, act=act, n_threads=n_threads).T)
     return y + bias if bias is not None else y
 
 
@@ -117,8 +155,11 @@ def _f32(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (np.float32(1) + np.exp(-x))
+def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector e^x (src/llama_ops.h)."""
+    out = np.empty(gate.shape, np.float32)
+    _kernels.swiglu_f32(gate, up, out)
+    return out
 
 
 class Llama:
@@ -190,52 +231,54 @@ class Llama:
         ff = np.ones(c.rope_dims // 2, np.float32) if freq_factors is None else freq_factors.astype(np.float32)
         return step, ff
 
-    def _rope_tables(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """cos and sin of pos * theta_i, (n, 1, rope_dims/2), computed once per forward pass
-        as ggml_rope_cache_init does: theta = pos, then theta *= step in float32, per i."""
+    def _rope_tables(self, positions: np.ndarray) -> np.ndarray:
+        """cos + i sin of pos * theta_i, complex64 (n, 1, rope_dims/2), once per forward pass as
+        ggml_rope_cache_init does: theta = pos, then theta *= step in float32, per i; the C
+        library's cosf and sinf."""
         step, ff = self._inv_freq
         theta = positions.astype(np.float32)
         angle = np.empty((positions.size, ff.size), np.float32)
         for i in range(ff.size):
             angle[:, i] = theta / ff[i]
             theta = theta * step
-        return np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
+        table = np.empty(angle.shape, np.complex64)
+        cos_sin = table.view(np.float32).reshape(-1, 2)
+        cos, sin = np.empty(angle.size, np.float32), np.empty(angle.size, np.float32)
+        _kernels.cos_sin_f32(angle.reshape(-1), cos, sin)
+        cos_sin[:, 0], cos_sin[:, 1] = cos, sin
+        return table[:, None, :]
 
-    def _rope(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-        """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i."""
-        c = self.config
-        out = x.copy()
-        r = c.rope_dims
-        if c.rope_style == "norm":     # pairs (2i, 2i+1)
-            a, b = x[..., 0:r:2], x[..., 1:r:2]
-            out[..., 0:r:2] = a * cos - b * sin
-            out[..., 1:r:2] = a * sin + b * cos
-        else:                          # neox: pairs (i, i + r/2)
-            a, b = x[..., : r // 2], x[..., r // 2: r]
-            out[..., : r // 2] = a * cos - b * sin
-            out[..., r // 2: r] = a * sin + b * cos
+    def _rope(self, x: np.ndarray, rot: np.ndarray) -> np.ndarray:
+        """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i:
+        pair (a, b) becomes (a cos - b sin, a sin + b cos), a complex product (numpy's complex64
+        product rounds as ggml's rope does here: one fused multiply-add per component)."""
+        r = self.config.rope_dims
+        out = np.array(x, dtype=np.float32, order="C")
+        if self.config.rope_style == "norm":     # pairs (2i, 2i+1): complex numbers in place
+            z = out[..., :r].view(np.complex64)
+            z *= rot
+        else:                                     # neox: pairs (i, i + r/2)
+            z = np.empty(out.shape[:-1] + (r // 2,), np.complex64)
+            z.real, z.imag = out[..., : r // 2], out[..., r // 2: r]
+            z *= rot
+            out[..., : r // 2], out[..., r // 2: r] = z.real, z.imag
         return out
 
     def _attention(self, li: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, start: int) -> np.ndarray:
-        """Causal grouped-query attention of n new positions over the cache; (n, heads * head_dim)."""
+        """Causal grouped-query attention of n new positions over the cache; (n, heads * head_dim).
+        K, V and the query are rounded as llama.cpp's f16 cache and its f16 q . k product round
+        them; the scores, softmax and probabilities . V run in C in ggml's order of operations
+        (src/llama_ops.h: its decoding order for one position, its GEMM order for several)."""
         c = self.config
         n = q.shape[0]
-        end = start + n
         ck, cv = self._cache_k[li], self._cache_v[li]
-        ck[:, start:end] = self._kv_round(k).transpose(1, 0, 2)
-        cv[:, start:end] = self._kv_round(v).transpose(1, 0, 2)
-        group = c.n_heads // c.n_kv_heads
-        qh = self._kv_round(q).transpose(1, 0, 2).reshape(c.n_kv_heads, group * n, c.head_dim)   # heads of a kv group together
-        scores = qh @ ck[:, :end].transpose(0, 2, 1) * np.float32(1.0 / np.sqrt(c.head_dim))
-        scores = scores.reshape(c.n_kv_heads, group, n, end)
-        if n > 1:                                                                        # hide future positions
-            scores[..., np.arange(end)[None, :] > (start + np.arange(n))[:, None]] = -np.inf
-        scores -= scores.max(axis=-1, keepdims=True)
-        p = np.exp(scores)
-        p *= (1.0 / p.sum(axis=-1, keepdims=True, dtype=np.float64)).astype(np.float32)   # ggml: times 1/sum
-        p = self._kv_round(p)       # llama.cpp multiplies f16 V by the probabilities in f16
-        out = p.reshape(c.n_kv_heads, group * n, end) @ cv[:, :end]                      # (kv, group*n, hd)
-        return out.reshape(c.n_heads, n, c.head_dim).transpose(1, 0, 2).reshape(n, c.n_heads * c.head_dim)
+        ck[:, start:start + n] = self._kv_round(k).transpose(1, 0, 2)
+        cv[:, start:start + n] = self._kv_round(v).transpose(1, 0, 2)
+        out = np.empty((n, c.n_heads * c.head_dim), np.float32)
+        scale = np.float32(1) / np.sqrt(np.float32(c.head_dim))
+        _kernels.attention(np.ascontiguousarray(self._kv_round(q)), ck, cv, start, scale, n > 1,
+                           self._kv_round is _f16, out)
+        return out
 
     # ------------------------------------------------------------------ forward
     def forward(self, tokens: Sequence[int], pos: int | None = None, last_only: bool = False) -> np.ndarray:
@@ -254,18 +297,20 @@ class Llama:
             raise ValueError(f"pos {start} is past the {self.n_past} positions in the cache")
         self._ensure_cache(start + n)
         t, act = self.n_threads, self.act
-        cos, sin = self._rope_tables(np.arange(start, start + n))
+        rope = self._rope_tables(np.arange(start, start + n))
         x = self.tok_embd.dequantize_rows(tokens)
         for li, L in enumerate(self.layers):
             h = _rms_norm(x, L.attn_norm, c.rms_eps)
-            q = _linear(L.wq, h, t, act, L.bq).reshape(n, c.n_heads, c.head_dim)
-            k = _linear(L.wk, h, t, act, L.bk).reshape(n, c.n_kv_heads, c.head_dim)
-            v = _linear(L.wv, h, t, act, L.bv).reshape(n, c.n_kv_heads, c.head_dim)
-            attn = self._attention(li, self._rope(q, cos, sin), self._rope(k, cos, sin), v, start)
+            q, k, v = L.qkv(h, t, act)
+            if L.bq is not None:
+                q, k, v = q + L.bq, k + L.bk, v + L.bv
+            q = self._rope(q.reshape(n, c.n_heads, c.head_dim), rope)
+            k = self._rope(k.reshape(n, c.n_kv_heads, c.head_dim), rope)
+            attn = self._attention(li, q, k, v.reshape(n, c.n_kv_heads, c.head_dim), start)
             x = x + _linear(L.wo, attn, t, act)
             h = _rms_norm(x, L.ffn_norm, c.rms_eps)
-            gate, up = _linear(L.w_gate, h, t, act), _linear(L.w_up, h, t, act)
-            x = x + _linear(L.w_down, _silu(gate) * up, t, act)
+            gate, up = L.gate_up(h, t, act)
+            x = x + _linear(L.w_down, _swiglu(gate, up), t, act)
         self.n_past = start + n
         if last_only:
             x = x[-1:]
