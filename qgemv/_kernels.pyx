@@ -224,9 +224,10 @@ def cos_sin_f32(const float[::1] angle, float[::1] cos_out, float[::1] sin_out):
 
 cdef extern from "llama_ops.h" nogil:
     void llama_swiglu(int64_t n, const float *g, const float *u, float *out)
-    void llama_attend_row(int64_t len, int64_t d, const float *q, const float *k, int64_t k_stride,
-                          const float *v, int64_t v_stride, float scale, int batch_order,
-                          int p_f16, float *p, float *out)
+    void llama_attend_row(int64_t len, int64_t d, const float *q, const float *k, const float *v,
+                          int64_t stride, float scale, int batch_order, int p_f16, float *p,
+                          float *acc, float *out)
+    void llama_rms_norm(int64_t n, const float *x, const float *w, float eps, float *y)
 
 
 def swiglu_f32(const float[:, :] g, const float[:, :] u, float[:, ::1] out):
@@ -252,13 +253,24 @@ def attention(const float[:, :, ::1] q, const float[:, :, ::1] k_cache,
     cdef Py_ssize_t cap = k_cache.shape[1]
     if start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or out.shape[1] != heads * d:
         raise ValueError("attention: shapes do not agree")
-    cdef float *p = <float *>malloc((start + n) * sizeof(float))
+    cdef float *p = <float *>malloc((start + n + 32 * d) * sizeof(float))
     if p == NULL:
         raise MemoryError()
     with nogil:
         for t in range(n):
             for h in range(heads):
-                llama_attend_row(start + t + 1, d, &q[t, h, 0], &k_cache[h // group, 0, 0], d,
-                                 &v_cache[h // group, 0, 0], d, scale, batch_order, p_f16, p,
-                                 &out[t, h * d])
+                llama_attend_row(start + t + 1, d, &q[t, h, 0], &k_cache[h // group, 0, 0],
+                                 &v_cache[h // group, 0, 0], d, scale, batch_order, p_f16,
+                                 p + 32 * d, p, &out[t, h * d])
     free(p)
+
+
+def rms_norm_f32(const float[:, ::1] x, const float[::1] w, float eps, float[:, ::1] out):
+    """out = x * (1 / sqrt(mean(x^2) + eps)) * w row by row, in ggml's arithmetic
+    (src/llama_ops.h)."""  # IN x, w; OUT out
+    if w.shape[0] != x.shape[1] or out.shape[1] != x.shape[1] or out.shape[0] != x.shape[0]:
+        raise ValueError("rms_norm_f32: shapes do not agree")
+    cdef Py_ssize_t r
+    with nogil:
+        for r in range(x.shape[0]):
+            llama_rms_norm(x.shape[1], &x[r, 0], &w[0], eps, &out[r, 0])

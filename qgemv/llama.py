@@ -167,10 +167,10 @@ def _vec_dot_rows(w: QMatrix, x: np.ndarray, n_threads: int | None) -> np.ndarra
 
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """x * (1 / sqrt(mean(x^2) + eps)) * weight, per row, in ggml's order (the squares summed
-    in float64, the scale in float32)."""
-    ms = (np.square(x).sum(axis=-1, keepdims=True, dtype=np.float64) / x.shape[-1]).astype(np.float32)
-    scale = np.float32(1) / np.sqrt(ms + np.float32(eps))
-    return (x * scale) * weight
+    in float64, the scale in float32; src/llama_ops.h)."""
+    out = np.empty(x.shape, np.float32)
+    _kernels.rms_norm_f32(np.ascontiguousarray(x, dtype=np.float32), weight, eps, out)
+    return out
 
 
 def _f16(x: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@
  *    ((s[l] + s[16+l]) + (s[8+l] + s[24+l])) per lane l < 8, then lanes l + (l+4), then
  *    (0 + 1) + (2 + 3); the llamafile GEMM (several queries, the prompt) keeps 8 partial sums
  *    (i mod 8) and folds them as (l + (l+4)), then (0 + 2) + (1 + 3).
+ *  - RMS norm: as ggml_compute_forward_rms_norm_f32, then the weight.
  *  - softmax: s * scale, minus the row maximum, e^x; the row sum is taken 8 values at a time
  *    (folded as the 8-lane sums above: (l + (l+4)), then (0 + 2) + (1 + 3)) and added up in
  *    double; probabilities are e^x times (float)(1 / sum), then rounded to f16.
@@ -24,8 +25,16 @@
 
 #include "qgemv/fp.h"
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define LLAMA_ALWAYS_INLINE static inline __attribute__((always_inline))
+#define LLAMA_FMA_CLONES 1  /* the same code compiled again for FMA + AVX2 CPUs (fmaf inlined) */
+#else
+#define LLAMA_ALWAYS_INLINE static inline
+#define LLAMA_FMA_CLONES 0
+#endif
+
 /* e^x as one lane of ggml's AVX2 vector exponential */
-static inline float llama_expf(float x) {
+LLAMA_ALWAYS_INLINE float llama_expf(float x) {
     const float shift = 0x1.8p23f;
     const float z = fmaf(x, 0x1.715476p+0f, shift);            /* shift + round(x / ln2) */
     const float n = z - shift;
@@ -47,26 +56,14 @@ static inline float llama_expf(float x) {
 }
 
 /* out[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x) */
-static inline void llama_swiglu(int64_t n, const float *g, const float *u, float *out) {
+LLAMA_ALWAYS_INLINE void llama_swiglu_impl(int64_t n, const float *g, const float *u, float *out) {
     for (int64_t i = 0; i < n; i++)
         out[i] = (g[i] / (1.0f + llama_expf(0.0f - g[i]))) * u[i];
 }
 
-/* sum_i a[i * sa] b[i * sb] for f16-valued a, b, in ggml_vec_dot_f16's order (decode) or the
- * llamafile GEMM's (batch) */
-static inline float llama_dot_f16(int64_t n, const float *a, int64_t sa, const float *b, int64_t sb,
-                                  int batch_order) {
-    float s[32] = {0};
-    if (batch_order) {
-        for (int64_t i = 0; i < n; i++)
-            s[i & 7] += a[i * sa] * b[i * sb];
-        float t[4];
-        for (int l = 0; l < 4; l++)
-            t[l] = s[l + 4] + s[l];
-        return (t[0] + t[2]) + (t[1] + t[3]);
-    }
-    for (int64_t i = 0; i < n; i++)
-        s[i & 31] += a[i * sa] * b[i * sb];
+/* The lane sums of the two orders folded into one float: 32 lanes as ggml_vec_dot_f16, 8 as the
+ * llamafile GEMM (and as ggml's 8-wide softmax sums) */
+LLAMA_ALWAYS_INLINE float llama_fold32(const float s[32]) {
     float x[8], t[4];
     for (int l = 0; l < 8; l++)
         x[l] = (s[l] + s[16 + l]) + (s[8 + l] + s[24 + l]);
@@ -74,17 +71,44 @@ static inline float llama_dot_f16(int64_t n, const float *a, int64_t sa, const f
         t[l] = x[l] + x[l + 4];
     return (t[0] + t[1]) + (t[2] + t[3]);
 }
+LLAMA_ALWAYS_INLINE float llama_fold8(const float s[8]) {
+    float t[4];
+    for (int l = 0; l < 4; l++)
+        t[l] = s[l + 4] + s[l];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* sum_i a[i] b[i] for f16-valued a, b, in ggml_vec_dot_f16's order (decode) or the llamafile
+ * GEMM's (batch): element i goes to lane i mod 32 (i mod 8) */
+LLAMA_ALWAYS_INLINE float llama_dot_f16(int64_t n, const float *a, const float *b, int batch_order) {
+    float s[32] = {0};
+    int64_t i0 = 0;
+    if (batch_order) {
+        for (; i0 + 8 <= n; i0 += 8)
+            for (int l = 0; l < 8; l++)
+                s[l] += a[i0 + l] * b[i0 + l];
+        for (int l = 0; i0 + l < n; l++)
+            s[l] += a[i0 + l] * b[i0 + l];
+        return llama_fold8(s);
+    }
+    for (; i0 + 32 <= n; i0 += 32)
+        for (int l = 0; l < 32; l++)
+            s[l] += a[i0 + l] * b[i0 + l];
+    for (int l = 0; i0 + l < n; l++)
+        s[l] += a[i0 + l] * b[i0 + l];
+    return llama_fold32(s);
+}
 
 /* One query row of one head: p[0:len] = softmax(scale * (q . k_s)) (rounded to f16 if p_f16),
- * k_s = k + s * k_stride, then out[0:d] = sum_s p[s] v_s (v_s at v + s * v_stride, element
- * stride 1).  p is scratch of len floats.  With f16-valued q, k, v and p_f16 this is ggml's
- * arithmetic; with float32 values, float32 attention. */
-static inline void llama_attend_row(int64_t len, int64_t d, const float *q, const float *k,
-                                    int64_t k_stride, const float *v, int64_t v_stride, float scale,
-                                    int batch_order, int p_f16, float *p, float *out) {
+ * k_s = k + s * stride, then out[0:d] = sum_s p[s] v_s (v_s = v + s * stride).  acc is scratch
+ * of 32 * d floats, p of len.  With f16-valued q, k, v and p_f16 this is ggml's arithmetic;
+ * with float32 values, float32 attention. */
+LLAMA_ALWAYS_INLINE void llama_attend_row_impl(int64_t len, int64_t d, const float *q, const float *k,
+                                    const float *v, int64_t stride, float scale, int batch_order,
+                                    int p_f16, float *p, float *acc, float *out) {
     float max = -INFINITY;
     for (int64_t s = 0; s < len; s++) {
-        p[s] = llama_dot_f16(d, q, 1, k + s * k_stride, 1, batch_order) * scale;
+        p[s] = llama_dot_f16(d, q, k + s * stride, batch_order) * scale;
         max = p[s] > max ? p[s] : max;
     }
     double sum = 0.0;
@@ -95,16 +119,74 @@ static inline void llama_attend_row(int64_t len, int64_t d, const float *q, cons
             if (s0 + l < len)
                 p[s0 + l] = c[l];
         }
-        float t[4];
-        for (int l = 0; l < 4; l++)
-            t[l] = c[l + 4] + c[l];
-        sum += (double)((t[0] + t[2]) + (t[1] + t[3]));
+        sum += (double)llama_fold8(c);
     }
     const float inv = (float)(1.0 / sum);
     for (int64_t s = 0; s < len; s++)
         p[s] = p_f16 ? qgemv_fp16_to_fp32(qgemv_fp32_to_fp16(p[s] * inv)) : p[s] * inv;
-    for (int64_t i = 0; i < d; i++)
-        out[i] = llama_dot_f16(len, p, 1, v + i, v_stride, batch_order);
+    /* out[i] = sum_s p[s] v_s[i]: lane (s mod 32 or 8) of every i at once, in s order */
+    const int lanes = batch_order ? 8 : 32;
+    for (int64_t j = 0; j < lanes * d; j++)
+        acc[j] = 0.0f;
+    for (int64_t s = 0; s < len; s++) {
+        float *a = acc + (s % lanes) * d;
+        const float *vs = v + s * stride;
+        for (int64_t i = 0; i < d; i++)
+            a[i] += p[s] * vs[i];
+    }
+    for (int64_t i = 0; i < d; i++) {
+        float lane[32];
+        for (int l = 0; l < lanes; l++)
+            lane[l] = acc[l * d + i];
+        out[i] = batch_order ? llama_fold8(lane) : llama_fold32(lane);
+    }
+}
+
+/* y = (x * (1 / sqrt(mean(x^2) + eps))) * w, ggml's rms_norm then mul: squares in float added
+ * up in double in order, the mean rounded to float, the scale in float */
+static inline void llama_rms_norm(int64_t n, const float *x, const float *w, float eps, float *y) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        sum += (double)(x[i] * x[i]);
+    const float mean = (float)(sum / (double)n);
+    const float scale = 1.0f / sqrtf(mean + eps);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] * scale) * w[i];
+}
+
+/* The entry points: the FMA + AVX2 build of the code above where the CPU has it (fmaf is then
+ * one instruction rather than a library call; the results are the same bits either way). */
+#define LLAMA_SWIGLU_ARGS int64_t n, const float *g, const float *u, float *out
+#define LLAMA_ATTEND_ARGS int64_t len, int64_t d, const float *q, const float *k, const float *v, \
+    int64_t stride, float scale, int batch_order, int p_f16, float *p, float *acc, float *out
+static void llama_swiglu_base(LLAMA_SWIGLU_ARGS) { llama_swiglu_impl(n, g, u, out); }
+static void llama_attend_row_base(LLAMA_ATTEND_ARGS) {
+    llama_attend_row_impl(len, d, q, k, v, stride, scale, batch_order, p_f16, p, acc, out);
+}
+#if LLAMA_FMA_CLONES
+__attribute__((target("avx2,fma"))) static void llama_swiglu_fma(LLAMA_SWIGLU_ARGS) {
+    llama_swiglu_impl(n, g, u, out);
+}
+__attribute__((target("avx2,fma"))) static void llama_attend_row_fma(LLAMA_ATTEND_ARGS) {
+    llama_attend_row_impl(len, d, q, k, v, stride, scale, batch_order, p_f16, p, acc, out);
+}
+static int llama_cpu_fma(void) {
+    static int have = -1;
+    if (have < 0)
+        have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return have;
+}
+#else
+#define llama_swiglu_fma llama_swiglu_base
+#define llama_attend_row_fma llama_attend_row_base
+static int llama_cpu_fma(void) { return 0; }
+#endif
+static void llama_swiglu(LLAMA_SWIGLU_ARGS) {
+    (llama_cpu_fma() ? llama_swiglu_fma : llama_swiglu_base)(n, g, u, out);
+}
+static void llama_attend_row(LLAMA_ATTEND_ARGS) {
+    (llama_cpu_fma() ? llama_attend_row_fma : llama_attend_row_base)(len, d, q, k, v, stride, scale,
+                                                                      batch_order, p_f16, p, acc, out);
 }
 
 #endif
