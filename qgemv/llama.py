@@ -222,6 +222,7 @@ class Llama:
         self._inv_freq = self._rope_inv_freq(c, freq_factors)
         self._cache_k: np.ndarray | None = None
         self._cache_v: np.ndarray | None = None
+        self._rotations: np.ndarray | None = None
         self.n_past = 0
 
     @classmethod
@@ -248,6 +249,7 @@ class Llama:
         if cap:
             k[:, :, :cap], v[:, :, :cap] = self._cache_k, self._cache_v
         self._cache_k, self._cache_v = k, v
+        self._rotations = self._rope_tables(np.arange(new_cap))   # every position the cache holds
 
     # ------------------------------------------------------------------ maths
     @staticmethod
@@ -259,8 +261,8 @@ class Llama:
         return step, ff
 
     def _rope_tables(self, positions: np.ndarray) -> np.ndarray:
-        """cos + i sin of pos * theta_i, complex64 (n, 1, rope_dims/2), once per forward pass as
-        ggml_rope_cache_init does: theta = pos, then theta *= step in float32, per i; the C
+        """cos + i sin of pos * theta_i, complex64 (n, 1, rope_dims/2), as ggml_rope_cache_init
+        computes them: theta = pos, then theta *= step in float32, per i; the C
         library's cosf and sinf."""
         step, ff = self._inv_freq
         theta = positions.astype(np.float32)
@@ -324,7 +326,7 @@ class Llama:
             raise ValueError(f"pos {start} is past the {self.n_past} positions in the cache")
         self._ensure_cache(start + n)
         t, act = self.n_threads, self.act
-        rope = self._rope_tables(np.arange(start, start + n))
+        rope = self._rotations[start:start + n]
         x = self.tok_embd.dequantize_rows(tokens)
         for li, L in enumerate(self.layers):
             h = _rms_norm(x, L.attn_norm, c.rms_eps)
