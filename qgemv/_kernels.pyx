@@ -228,6 +228,7 @@ cdef extern from "llama_ops.h" nogil:
                           int64_t stride, float scale, int batch_order, int p_f16, float *p,
                           float *acc, float *out)
     void llama_rms_norm(int64_t n, const float *x, const float *w, float eps, float *y)
+    float llama_round(float x, int f16)
 
 
 def swiglu_f32(const float[:, :] g, const float[:, :] u, float[:, ::1] out):
@@ -241,26 +242,36 @@ def swiglu_f32(const float[:, :] g, const float[:, :] u, float[:, ::1] out):
             llama_swiglu(g.shape[1], &g[r, 0], &u[r, 0], &out[r, 0])
 
 
-def attention(const float[:, :, ::1] q, const float[:, :, ::1] k_cache,
-              const float[:, :, ::1] v_cache, Py_ssize_t start, float scale, bint batch_order,
-              bint p_f16, float[:, ::1] out):
-    """Causal grouped-query attention of queries q (n, heads, d) at positions start.. over the
-    cache (kv_heads, capacity, d); out (n, heads * d).  With f16-valued q and cache and p_f16
-    (probabilities rounded to f16) it is ggml's arithmetic (src/llama_ops.h; batch_order: the
-    prompt GEMM's order of additions)."""  # IN q, k_cache, v_cache; OUT out
-    cdef Py_ssize_t n = q.shape[0], heads = q.shape[1], d = q.shape[2]
-    cdef Py_ssize_t group = heads // k_cache.shape[0], t, h
-    cdef Py_ssize_t cap = k_cache.shape[1]
-    if start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or out.shape[1] != heads * d:
+def attention(const float[:, :, :] q, const float[:, :, :] k, const float[:, :, :] v,
+              float[:, :, ::1] k_cache, float[:, :, ::1] v_cache, Py_ssize_t start, float scale,
+              bint batch_order, bint f16, float[:, ::1] out):
+    """Causal grouped-query attention of queries q (n, heads, d) at positions start..: the new
+    keys and values k, v (n, kv_heads, d) go into the caches (kv_heads, capacity, d) at
+    start.., then every query attends to positions 0 .. its own; out (n, heads * d).  With f16
+    (k, v, q and the probabilities rounded to f16) it is ggml's arithmetic (src/llama_ops.h;
+    batch_order: the prompt GEMM's order of additions)."""  # IN q, k, v; OUT k_cache, v_cache, out
+    cdef Py_ssize_t n = q.shape[0], heads = q.shape[1], d = q.shape[2], kv_heads = k_cache.shape[0]
+    cdef Py_ssize_t group = heads // kv_heads, cap = k_cache.shape[1], t, h, i
+    if (start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or v_cache.shape[2] != d
+            or k.shape[0] != n or v.shape[0] != n or k.shape[1] != kv_heads or v.shape[1] != kv_heads
+            or k.shape[2] != d or v.shape[2] != d or out.shape[0] != n or out.shape[1] != heads * d):
         raise ValueError("attention: shapes do not agree")
-    cdef float *p = <float *>malloc((start + n + 32 * d) * sizeof(float))
+    cdef float *p = <float *>malloc((start + n + 33 * d) * sizeof(float))
     if p == NULL:
         raise MemoryError()
+    cdef float *qr = p + start + n + 32 * d
     with nogil:
         for t in range(n):
+            for h in range(kv_heads):
+                for i in range(d):
+                    k_cache[h, start + t, i] = llama_round(k[t, h, i], f16)
+                    v_cache[h, start + t, i] = llama_round(v[t, h, i], f16)
+        for t in range(n):
             for h in range(heads):
-                llama_attend_row(start + t + 1, d, &q[t, h, 0], &k_cache[h // group, 0, 0],
-                                 &v_cache[h // group, 0, 0], d, scale, batch_order, p_f16,
+                for i in range(d):
+                    qr[i] = llama_round(q[t, h, i], f16)
+                llama_attend_row(start + t + 1, d, qr, &k_cache[h // group, 0, 0],
+                                 &v_cache[h // group, 0, 0], d, scale, batch_order, f16,
                                  p + 32 * d, p, &out[t, h * d])
     free(p)
 

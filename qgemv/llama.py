@@ -173,15 +173,6 @@ def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return out
 
 
-def _f16(x: np.ndarray) -> np.ndarray:
-    """x rounded to f16 and back: the precision llama.cpp's KV cache keeps."""
-    return x.astype(np.float16).astype(np.float32)
-
-
-def _f32(x: np.ndarray) -> np.ndarray:
-    return x
-
-
 def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
     """silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector e^x (src/llama_ops.h)."""
     out = np.empty(gate.shape, np.float32)
@@ -207,7 +198,7 @@ class Llama:
         self.file = f
         self.n_threads = n_threads
         self.act = act
-        self._kv_round = _f16 if kv_dtype == "f16" else _f32
+        self._kv_f16 = kv_dtype == "f16"
         # a file without a vocabulary still runs forward passes on token ids
         self.tokenizer = (Tokenizer.from_metadata(f.metadata) if "tokenizer.ggml.model" in f.metadata
                           else None)
@@ -295,18 +286,15 @@ class Llama:
 
     def _attention(self, li: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, start: int) -> np.ndarray:
         """Causal grouped-query attention of n new positions over the cache; (n, heads * head_dim).
-        K, V and the query are rounded as llama.cpp's f16 cache and its f16 q . k product round
-        them; the scores, softmax and probabilities . V run in C in ggml's order of operations
-        (src/llama_ops.h: its decoding order for one position, its GEMM order for several)."""
+        In C (src/llama_ops.h) in ggml's order of operations, its decoding order for one
+        position, its GEMM order for several: K and V stored in the cache rounded to f16 (as
+        llama.cpp's f16 cache), the query rounded to f16 for q . k, the scores scaled, softmax
+        with ggml's e^x, the probabilities rounded to f16 against V."""
         c = self.config
-        n = q.shape[0]
-        ck, cv = self._cache_k[li], self._cache_v[li]
-        ck[:, start:start + n] = self._kv_round(k).transpose(1, 0, 2)
-        cv[:, start:start + n] = self._kv_round(v).transpose(1, 0, 2)
-        out = np.empty((n, c.n_heads * c.head_dim), np.float32)
+        out = np.empty((q.shape[0], c.n_heads * c.head_dim), np.float32)
         scale = np.float32(1) / np.sqrt(np.float32(c.head_dim))
-        _kernels.attention(np.ascontiguousarray(self._kv_round(q)), ck, cv, start, scale, n > 1,
-                           self._kv_round is _f16, out)
+        _kernels.attention(q, k, v, self._cache_k[li], self._cache_v[li], start, scale,
+                           q.shape[0] > 1, self._kv_f16, out)
         return out
 
     # ------------------------------------------------------------------ forward

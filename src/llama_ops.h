@@ -142,6 +142,11 @@ LLAMA_ALWAYS_INLINE void llama_attend_row_impl(int64_t len, int64_t d, const flo
     }
 }
 
+/* x rounded to f16 and back (if f16), as stored in llama.cpp's f16 KV cache */
+static inline float llama_round(float x, int f16) {
+    return f16 ? qgemv_fp16_to_fp32(qgemv_fp32_to_fp16(x)) : x;
+}
+
 /* y = (x * (1 / sqrt(mean(x^2) + eps))) * w, ggml's rms_norm then mul: squares in float added
  * up in double in order, the mean rounded to float, the scale in float */
 static inline void llama_rms_norm(int64_t n, const float *x, const float *w, float eps, float *y) {
