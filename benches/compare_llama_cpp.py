@@ -5,6 +5,11 @@ greedy continuations, logits, and decode speed, same thread count.
     CMAKE_ARGS="-DGGML_NATIVE=ON" pip install --no-deps --target /work/llama-native llama-cpp-python==0.3.36
     pip install diskcache jinja2           # what llama_cpp imports
     LLAMA_CPP_PATH=/work/llama-native python benches/compare_llama_cpp.py [--threads 1] [--tokens 48]
+
+llama.cpp runs as llama-cpp-python 0.3.36 configures it unless told otherwise, pinned here:
+f16 K and V caches, no flash attention (``flash_attn=False``: KQ, softmax and KQV as separate
+ggml ops, the arithmetic qgemv/llama.py reproduces), one sequence, ``n_ctx`` 512.
+tests/test_llama_cpp.py runs ``compare`` as a slow test when llama_cpp imports.
 """
 from __future__ import annotations
 
@@ -12,65 +17,108 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_model import smollm2_path  # noqa: E402
-
-from qgemv.llama import Llama  # noqa: E402
+from qgemv.llama import Llama
+from qgemv.models import smollm2_path
 
 PROMPTS = ["The capital of France is", "Once upon a time, there was a little robot who",
            "def fibonacci(n):", "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n",
            "The three primary colors are"]
 
 
+def import_llama_cpp():
+    """llama_cpp's Llama class (from $LLAMA_CPP_PATH first, if set), or None."""
+    if os.environ.get("LLAMA_CPP_PATH") and os.environ["LLAMA_CPP_PATH"] not in sys.path:
+        sys.path.insert(0, os.environ["LLAMA_CPP_PATH"])
+    try:
+        from llama_cpp import Llama as LlamaCpp
+    except ImportError:
+        return None
+    return LlamaCpp
+
+
+def reference(path, n_threads: int):
+    """llama.cpp on ``path`` with every logit kept, flash attention off, f16 KV cache."""
+    return import_llama_cpp()(model_path=str(path), n_ctx=512, n_threads=n_threads,
+                              n_threads_batch=n_threads, flash_attn=False, logits_all=True,
+                              verbose=False)
+
+
+def compare(ours: Llama, ref, prompt: str, n_tokens: int) -> dict:
+    """Prompt ids, logits over the prompt and greedy continuations of both models."""
+    ids = ref.tokenize(prompt.encode(), add_bos=False, special=True)
+    ref.reset()
+    ref.eval(ids)
+    logits_ref = np.array(ref.scores[:len(ids)])
+    ours.reset()
+    logits_ours = ours.forward(ids)
+    theirs, logits = [], logits_ref[-1]
+    for _ in range(n_tokens):
+        theirs.append(int(np.argmax(logits)))
+        if ours.tokenizer.is_eog(theirs[-1]):   # generate() stops there too
+            break
+        ref.eval([theirs[-1]])
+        logits = np.array(ref.scores[ref.n_tokens - 1])
+    mine = list(ours.generate(ours.tokenizer.encode(prompt), n_tokens))
+    first = next((i for i, (a, b) in enumerate(zip(theirs, mine)) if a != b), None)
+    margin = None
+    if first is not None:   # how close llama.cpp's own top two were where the paths part
+        ref.reset()
+        ref.eval(ids + theirs[:first])
+        top = np.sort(np.array(ref.scores[ref.n_tokens - 1]))[::-1]
+        margin = float(top[0] - top[1])
+    return {"prompt": prompt, "same_ids": ids == ours.tokenizer.encode(prompt), "ours": mine,
+            "theirs": theirs, "first_difference": first, "margin": margin,
+            "max_prompt_logit_diff": float(np.abs(logits_ref - logits_ours).max())}
+
+
+def decode_speed(ours: Llama, ref, n_tokens: int) -> dict:
+    """Median seconds per decoded token of each model after the same prompt, the two models
+    taking turns token by token (a shared, noisy machine slows both alike)."""
+    ids = ref.tokenize(PROMPTS[1].encode(), add_bos=False, special=True)
+    times = {"llama.cpp": [], "qgemv": []}
+    ref.reset()
+    ref.eval(ids)
+    ours.reset()
+    token_ref = token_ours = int(np.argmax(ours.forward(ids, last_only=True)[0]))
+    for _ in range(n_tokens):
+        t = time.perf_counter()
+        ref.eval([token_ref])
+        times["llama.cpp"].append(time.perf_counter() - t)
+        token_ref = int(np.argmax(ref.scores[ref.n_tokens - 1]))
+        t = time.perf_counter()
+        token_ours = int(np.argmax(ours.forward([token_ours], last_only=True)[0]))
+        times["qgemv"].append(time.perf_counter() - t)
+    return {name: float(np.median(ts)) for name, ts in times.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tokens", type=int, default=48)
+    ap.add_argument("--speed-only", action="store_true")
     args = ap.parse_args(argv)
-    if os.environ.get("LLAMA_CPP_PATH"):
-        sys.path.insert(0, os.environ["LLAMA_CPP_PATH"])
-    from llama_cpp import Llama as LlamaCpp
-
-    path = str(smollm2_path())
+    if import_llama_cpp() is None:
+        print("llama_cpp does not import (set LLAMA_CPP_PATH?)", file=sys.stderr)
+        return 1
+    path = smollm2_path()
     ours = Llama.from_gguf(path, n_threads=args.threads)
-    ref = LlamaCpp(model_path=path, n_ctx=512, n_threads=args.threads, n_threads_batch=args.threads,
-                   verbose=False, logits_all=True)
-    print("| prompt | same prompt ids | same greedy tokens | first difference | llama.cpp top-2 margin there | max logit diff over the prompt |")
-    print("|---|---|---|---:|---:|---:|")
-    for prompt in PROMPTS:
-        ids = ref.tokenize(prompt.encode(), add_bos=False, special=True)
-        ref.reset()
-        ref.eval(ids)
-        logits_ref = np.array(ref.scores[:len(ids)])
-        ours.reset()
-        logits_ours = ours.forward(ids)
-        theirs, margin = [], None
-        logits = logits_ref[-1]
-        for _ in range(args.tokens):
-            theirs.append(int(np.argmax(logits)))
-            if ours.tokenizer.is_eog(theirs[-1]):   # generate() stops there too
-                break
-            ref.eval([theirs[-1]])
-            logits = np.array(ref.scores[ref.n_tokens - 1])
-        mine = list(ours.generate(ours.tokenizer.encode(prompt), args.tokens))
-        first = next((i for i, (a, b) in enumerate(zip(theirs, mine)) if a != b), None)
-        if first is not None:   # how close llama.cpp's own top two were where the paths part
-            ref.reset()
-            ref.eval(ids + theirs[:first])
-            top = np.sort(np.array(ref.scores[ref.n_tokens - 1]))[::-1]
-            margin = f"{top[0] - top[1]:.3f}"
-        print(f"| {prompt[:28]!r} | {ids == ours.tokenizer.encode(prompt)} | {theirs == mine} | "
-              f"{'-' if first is None else first} | {margin or '-'} | {np.abs(logits_ref - logits_ours).max():.3f} |")
-    for name, run in (("llama.cpp", lambda: [t for t, _ in zip(ref.generate(ids, temp=0.0, top_k=1, reset=True), range(args.tokens))]),
-                      ("qgemv", lambda: list(ours.generate(ids, args.tokens)))):
-        run()
-        t = time.perf_counter()
-        n = len(run())
-        print(f"{name}: {n / (time.perf_counter() - t):.1f} tokens/s (prompt + {n} greedy tokens, {args.threads} threads)")
+    ref = reference(path, args.threads)
+    if not args.speed_only:
+        print("| prompt | same prompt ids | same greedy tokens | first difference | llama.cpp top-2 margin there | max logit diff over the prompt |")
+        print("|---|---|---|---:|---:|---:|")
+        for prompt in PROMPTS:
+            r = compare(ours, ref, prompt, args.tokens)
+            print(f"| {prompt[:28]!r} | {r['same_ids']} | {r['ours'] == r['theirs']} | "
+                  f"{'-' if r['first_difference'] is None else r['first_difference']} | "
+                  f"{'-' if r['margin'] is None else format(r['margin'], '.3f')} | "
+                  f"{r['max_prompt_logit_diff']:.3g} |")
+    s = decode_speed(ours, ref, args.tokens)
+    print(f"decode, median of {args.tokens} tokens, {args.threads} thread(s), load {os.getloadavg()[0]:.2f}: "
+          f"llama.cpp {1 / s['llama.cpp']:.1f} tokens/s, qgemv {1 / s['qgemv']:.1f} tokens/s "
+          f"({s['llama.cpp'] / s['qgemv']:.0%})")
     return 0
 
 

@@ -16,6 +16,8 @@ Design:
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
 from cython.parallel cimport prange, threadid
+from libc.math cimport cosf, sinf
+from libc.stdlib cimport free, malloc
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from qgemv._kernels cimport (
@@ -215,3 +217,77 @@ def grid8_tables(str isa, int grid):
     # bytes copies (native byte order): levels uint64, map int32, neighbours uint16
     return ((<const char *>g.levels)[:g.size * 8], (<const char *>g.map)[:QGEMV_GRID8_KEYS * 4],
             (<const char *>g.neighbours)[:g.n_neighbours * 2])
+
+
+def cos_sin_f32(const float[::1] angle, float[::1] cos_out, float[::1] sin_out):
+    """cos_out[i], sin_out[i] = cosf(angle[i]), sinf(angle[i]): the C library's float functions,
+    the ones ggml's rotary-embedding cache calls (numpy's float32 cos and sin differ by an ulp)."""  # IN angle; OUT cos_out, sin_out
+    cdef Py_ssize_t i
+    for i in range(angle.shape[0]):
+        cos_out[i] = cosf(angle[i])
+        sin_out[i] = sinf(angle[i])
+
+
+cdef extern from "llama_ops.h" nogil:
+    void llama_swiglu(int64_t n, const float *g, const float *u, float *out)
+    void llama_attend_row(int64_t len, int64_t d, const float *q, const float *k, const float *v,
+                          int64_t stride, float scale, int batch_order, int p_f16, float *p,
+                          float *acc, float *out)
+    void llama_rms_norm(int64_t n, const float *x, const float *w, float eps, float *y)
+    float llama_round(float x, int f16)
+
+
+def swiglu_f32(const float[:, :] g, const float[:, :] u, float[:, ::1] out):
+    """out = silu(g) * u row by row, in ggml's arithmetic (src/llama_ops.h); g and u may be
+    column slices of a wider array (rows contiguous)."""  # IN g, u; OUT out
+    if g.strides[1] != 4 or u.strides[1] != 4:
+        raise ValueError("swiglu_f32 needs contiguous rows")
+    cdef Py_ssize_t r
+    with nogil:
+        for r in range(g.shape[0]):
+            llama_swiglu(g.shape[1], &g[r, 0], &u[r, 0], &out[r, 0])
+
+
+def attention(const float[:, :, :] q, const float[:, :, :] k, const float[:, :, :] v,
+              float[:, :, ::1] k_cache, float[:, :, ::1] v_cache, Py_ssize_t start, float scale,
+              bint batch_order, bint f16, float[:, ::1] out):
+    """Causal grouped-query attention of queries q (n, heads, d) at positions start..: the new
+    keys and values k, v (n, kv_heads, d) go into the caches (kv_heads, capacity, d) at
+    start.., then every query attends to positions 0 .. its own; out (n, heads * d).  With f16
+    (k, v, q and the probabilities rounded to f16) it is ggml's arithmetic (src/llama_ops.h;
+    batch_order: the prompt GEMM's order of additions)."""  # IN q, k, v; OUT k_cache, v_cache, out
+    cdef Py_ssize_t n = q.shape[0], heads = q.shape[1], d = q.shape[2], kv_heads = k_cache.shape[0]
+    cdef Py_ssize_t group = heads // kv_heads, cap = k_cache.shape[1], t, h, i
+    if (start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or v_cache.shape[2] != d
+            or k.shape[0] != n or v.shape[0] != n or k.shape[1] != kv_heads or v.shape[1] != kv_heads
+            or k.shape[2] != d or v.shape[2] != d or out.shape[0] != n or out.shape[1] != heads * d):
+        raise ValueError("attention: shapes do not agree")
+    cdef float *p = <float *>malloc((start + n + 33 * d) * sizeof(float))
+    if p == NULL:
+        raise MemoryError()
+    cdef float *qr = p + start + n + 32 * d
+    with nogil:
+        for t in range(n):
+            for h in range(kv_heads):
+                for i in range(d):
+                    k_cache[h, start + t, i] = llama_round(k[t, h, i], f16)
+                    v_cache[h, start + t, i] = llama_round(v[t, h, i], f16)
+        for t in range(n):
+            for h in range(heads):
+                for i in range(d):
+                    qr[i] = llama_round(q[t, h, i], f16)
+                llama_attend_row(start + t + 1, d, qr, &k_cache[h // group, 0, 0],
+                                 &v_cache[h // group, 0, 0], d, scale, batch_order, f16,
+                                 p + 32 * d, p, &out[t, h * d])
+    free(p)
+
+
+def rms_norm_f32(const float[:, ::1] x, const float[::1] w, float eps, float[:, ::1] out):
+    """out = x * (1 / sqrt(mean(x^2) + eps)) * w row by row, in ggml's arithmetic
+    (src/llama_ops.h)."""  # IN x, w; OUT out
+    if w.shape[0] != x.shape[1] or out.shape[1] != x.shape[1] or out.shape[0] != x.shape[0]:
+        raise ValueError("rms_norm_f32: shapes do not agree")
+    cdef Py_ssize_t r
+    with nogil:
+        for r in range(x.shape[0]):
+            llama_rms_norm(x.shape[1], &x[r, 0], &w[0], eps, &out[r, 0])

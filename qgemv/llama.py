@@ -2,14 +2,19 @@
 
 Design:
 
-1. The model is a *user* of qgemv: every projection is a ``QMatrix`` over the GGUF mmap and
-   runs through ``m @ x`` (activations quantized to the weight format's activation type, as
-   llama.cpp does); embeddings use ``dequantize_rows``; nothing dequantizes a whole matrix.
+1. The model is a *user* of qgemv: every projection is a ``QMatrix`` over the GGUF mmap
+   (matrices stored back to back with one format and width, such as q/v or gate/up, one
+   QMatrix over their joint bytes); embeddings use ``dequantize_rows``; nothing dequantizes a
+   whole matrix.  Products quantize the activations to the weight format's activation type
+   and run ggml's own per-row vec_dot loop, as llama.cpp does.
 2. Hidden states are float32 ``(n_tokens, dim)``; a prompt is one batched pass (each weight
    row is read once for all prompt tokens), decoding is one token per pass.
-3. Attention follows llama.cpp's CPU defaults where they change numbers: K and V are kept in
-   f16 (its default KV-cache type) and the query is rounded to f16 before ``q . k``.
-   ``Llama(..., act="f32", kv_dtype="f32")`` turns both roundings off: the forward pass is
+3. Every step follows llama.cpp's CPU path (f16 KV cache, no flash attention) to the bit:
+   RMS norm in its order, RoPE from libm's cosf/sinf with its fused multiply-adds, the query
+   rounded to f16 against the f16 cache, and attention and SwiGLU in C (src/llama_ops.h:
+   ggml's vector e^x, its orders of additions).  Greedy tokens are then llama.cpp's
+   (tests/test_llama_cpp.py); only its tied q8_0 output GEMM sums in another order (~1e-5).
+   ``Llama(..., act="f32", kv_dtype="f32")`` turns the roundings off: the forward pass is
    then float32 throughout, which the tests compare against a float64 reference.
 4. Architectures: ``llama`` and ``mistral`` (rotary embedding on adjacent pairs, the layout
    llama.cpp's converter permutes Q and K into), ``qwen2`` (q/k/v biases, rotary embedding on
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gguf import GGUFFile, load_gguf
+from . import _dispatch, _formats, _kernels, _threads
 from .qmatrix import QMatrix
 from .tokenizer import StreamDecoder, Tokenizer
 
@@ -76,49 +82,102 @@ class LlamaConfig:
         )
 
 
+class _Projections:
+    """Several projections of one input (q, k, v; gate, up), computed with as few products as
+    the file allows: matrices stored back to back in the mmap with one format and width are
+    one ``QMatrix`` over the bytes they already occupy (zero copy), so the input is quantized
+    once and one kernel call covers them.  ``__call__`` returns the outputs in ``names`` order."""
+
+    def __init__(self, f: GGUFFile, names: Sequence[str]):
+        infos = sorted((f.tensors[n] for n in names), key=lambda t: t.offset)
+        runs = [[infos[0]]]
+        for t in infos[1:]:
+            prev = runs[-1][-1]
+            if (t.offset == prev.offset + prev.nbytes and t.qtype == prev.qtype
+                    and t.shape[1] == prev.shape[1]):
+                runs[-1].append(t)
+            else:
+                runs.append([t])
+        self.products = []              # (QMatrix, [(name, first row, end row)])
+        for run in runs:
+            if len(run) == 1:
+                m = f.qmatrix(run[0].name)
+            else:   # a view of the file spanning the run: the rows of each matrix in turn
+                m = QMatrix(f._view(run[0].offset, sum(t.nbytes for t in run), np.uint8), run[0].qtype,
+                            (sum(t.shape[0] for t in run), run[0].shape[1]))
+            rows = np.cumsum([0] + [t.shape[0] for t in run])
+            self.products.append((m, [(t.name, int(a), int(b)) for t, a, b in zip(run, rows, rows[1:])]))
+        self.names = list(names)
+
+    def __call__(self, x: np.ndarray, n_threads: int | None, act: str | None) -> list[np.ndarray]:
+        out = {}
+        for m, parts in self.products:
+            y = _linear(m, x, n_threads, act)
+            for name, a, b in parts:
+                out[name] = y[:, a:b]
+        return [out[name] for name in self.names]
+
+
 class _Layer:
     """One transformer block's weights: QMatrix projections and float32 norms/biases."""
 
     def __init__(self, f: GGUFFile, i: int):
         p = f"blk.{i}."
         self.attn_norm = f.array(p + "attn_norm.weight")
-        self.wq, self.wk, self.wv = (f.qmatrix(p + f"attn_{n}.weight") for n in "qkv")
+        self.qkv = _Projections(f, [p + f"attn_{n}.weight" for n in "qkv"])
         self.wo = f.qmatrix(p + "attn_output.weight")
         self.bq, self.bk, self.bv = (f.array(p + f"attn_{n}.bias") if p + f"attn_{n}.bias" in f.tensors
                                      else None for n in "qkv")
         self.ffn_norm = f.array(p + "ffn_norm.weight")
-        self.w_gate, self.w_up, self.w_down = (f.qmatrix(p + f"ffn_{n}.weight") for n in ("gate", "up", "down"))
+        self.gate_up = _Projections(f, [p + "ffn_gate.weight", p + "ffn_up.weight"])
+        self.w_down = f.qmatrix(p + "ffn_down.weight")
 
 
 def _linear(w: QMatrix, x: np.ndarray, n_threads: int | None, act: str | None,
             bias: np.ndarray | None = None) -> np.ndarray:
-    """x @ W.T for x (n, in) -> (n, out), through QMatrix (act None: ggml's arithmetic)."""
-    if x.shape[0] == 1:
+    """x @ W.T for x (n, in) -> (n, out).  act None: ggml's arithmetic to the bit (x quantized
+    to the format's activation type, then one vec_dot per row and column, ggml's own loop);
+    act "f32": ``QMatrix.matmul`` with float32 activations."""
+    if act is None:
+        y = _vec_dot_rows(w, x, n_threads)
+    elif x.shape[0] == 1:
         y = w.matmul(x[0], act=act, n_threads=n_threads)[None]
     else:
-        y = w.matmul(x.T, act=act, n_threads=n_threads).T
+        y = np.ascontiguousarray(w.matmul(x.T, act=act, n_threads=n_threads).T)
     return y + bias if bias is not None else y
+
+
+def _vec_dot_rows(w: QMatrix, x: np.ndarray, n_threads: int | None) -> np.ndarray:
+    """x @ W.T as llama.cpp computes it: ``QMatrix.matmul``'s driver of plain per-row vec_dot
+    calls rather than its tile kernels, which for some formats (q4_0 and q4_1 among them) add
+    the same products in another order: last-bit differences that a 30-layer model grows into
+    different tokens within a few dozen."""
+    fmt = w.format
+    afmt = _formats.BY_NAME[fmt.act]
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    xq = np.empty((x.shape[0], afmt.row_nbytes(x.shape[1])), np.uint8)
+    if not _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq):
+        raise ValueError(f"{fmt.name}: activations hold NaN or Inf")
+    rows = w.shape[0]
+    out = np.empty((rows, x.shape[0]), np.float32)
+    _kernels.matmul_act_vec_dot(_dispatch.isa, fmt.id, w._data, w._row_nbytes, w.shape[1], xq, out,
+                                _threads.resolve(n_threads, w.nbytes, rows))
+    return out.reshape(1, rows) if x.shape[0] == 1 else np.ascontiguousarray(out.T)
 
 
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """x * (1 / sqrt(mean(x^2) + eps)) * weight, per row, in ggml's order (the squares summed
-    in float64, the scale in float32)."""
-    ms = (np.square(x).sum(axis=-1, keepdims=True, dtype=np.float64) / x.shape[-1]).astype(np.float32)
-    scale = np.float32(1) / np.sqrt(ms + np.float32(eps))
-    return (x * scale) * weight
+    in float64, the scale in float32; src/llama_ops.h)."""
+    out = np.empty(x.shape, np.float32)
+    _kernels.rms_norm_f32(np.ascontiguousarray(x, dtype=np.float32), weight, eps, out)
+    return out
 
 
-def _f16(x: np.ndarray) -> np.ndarray:
-    """x rounded to f16 and back: the precision llama.cpp's KV cache keeps."""
-    return x.astype(np.float16).astype(np.float32)
-
-
-def _f32(x: np.ndarray) -> np.ndarray:
-    return x
-
-
-def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (np.float32(1) + np.exp(-x))
+def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector e^x (src/llama_ops.h)."""
+    out = np.empty(gate.shape, np.float32)
+    _kernels.swiglu_f32(gate, up, out)
+    return out
 
 
 class Llama:
@@ -139,7 +198,7 @@ class Llama:
         self.file = f
         self.n_threads = n_threads
         self.act = act
-        self._kv_round = _f16 if kv_dtype == "f16" else _f32
+        self._kv_f16 = kv_dtype == "f16"
         # a file without a vocabulary still runs forward passes on token ids
         self.tokenizer = (Tokenizer.from_metadata(f.metadata) if "tokenizer.ggml.model" in f.metadata
                           else None)
@@ -154,6 +213,7 @@ class Llama:
         self._inv_freq = self._rope_inv_freq(c, freq_factors)
         self._cache_k: np.ndarray | None = None
         self._cache_v: np.ndarray | None = None
+        self._rotations: np.ndarray | None = None
         self.n_past = 0
 
     @classmethod
@@ -180,6 +240,7 @@ class Llama:
         if cap:
             k[:, :, :cap], v[:, :, :cap] = self._cache_k, self._cache_v
         self._cache_k, self._cache_v = k, v
+        self._rotations = self._rope_tables(np.arange(new_cap))   # every position the cache holds
 
     # ------------------------------------------------------------------ maths
     @staticmethod
@@ -190,52 +251,51 @@ class Llama:
         ff = np.ones(c.rope_dims // 2, np.float32) if freq_factors is None else freq_factors.astype(np.float32)
         return step, ff
 
-    def _rope_tables(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """cos and sin of pos * theta_i, (n, 1, rope_dims/2), computed once per forward pass
-        as ggml_rope_cache_init does: theta = pos, then theta *= step in float32, per i."""
+    def _rope_tables(self, positions: np.ndarray) -> np.ndarray:
+        """cos + i sin of pos * theta_i, complex64 (n, 1, rope_dims/2), as ggml_rope_cache_init
+        computes them: theta = pos, then theta *= step in float32, per i; the C
+        library's cosf and sinf."""
         step, ff = self._inv_freq
         theta = positions.astype(np.float32)
         angle = np.empty((positions.size, ff.size), np.float32)
         for i in range(ff.size):
             angle[:, i] = theta / ff[i]
             theta = theta * step
-        return np.cos(angle)[:, None, :], np.sin(angle)[:, None, :]
+        table = np.empty(angle.shape, np.complex64)
+        cos_sin = table.view(np.float32).reshape(-1, 2)
+        cos, sin = np.empty(angle.size, np.float32), np.empty(angle.size, np.float32)
+        _kernels.cos_sin_f32(angle.reshape(-1), cos, sin)
+        cos_sin[:, 0], cos_sin[:, 1] = cos, sin
+        return table[:, None, :]
 
-    def _rope(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-        """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i."""
-        c = self.config
-        out = x.copy()
-        r = c.rope_dims
-        if c.rope_style == "norm":     # pairs (2i, 2i+1)
-            a, b = x[..., 0:r:2], x[..., 1:r:2]
-            out[..., 0:r:2] = a * cos - b * sin
-            out[..., 1:r:2] = a * sin + b * cos
-        else:                          # neox: pairs (i, i + r/2)
-            a, b = x[..., : r // 2], x[..., r // 2: r]
-            out[..., : r // 2] = a * cos - b * sin
-            out[..., r // 2: r] = a * sin + b * cos
+    def _rope(self, x: np.ndarray, rot: np.ndarray) -> np.ndarray:
+        """Rotate the first rope_dims of each head of x (n, heads, head_dim) by pos * theta_i:
+        pair (a, b) becomes (a cos - b sin, a sin + b cos), a complex product (numpy's complex64
+        product rounds as ggml's rope does here: one fused multiply-add per component)."""
+        r = self.config.rope_dims
+        out = np.array(x, dtype=np.float32, order="C")
+        if self.config.rope_style == "norm":     # pairs (2i, 2i+1): complex numbers in place
+            z = out[..., :r].view(np.complex64)
+            z *= rot
+        else:                                     # neox: pairs (i, i + r/2)
+            z = np.empty(out.shape[:-1] + (r // 2,), np.complex64)
+            z.real, z.imag = out[..., : r // 2], out[..., r // 2: r]
+            z *= rot
+            out[..., : r // 2], out[..., r // 2: r] = z.real, z.imag
         return out
 
     def _attention(self, li: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, start: int) -> np.ndarray:
-        """Causal grouped-query attention of n new positions over the cache; (n, heads * head_dim)."""
+        """Causal grouped-query attention of n new positions over the cache; (n, heads * head_dim).
+        In C (src/llama_ops.h) in ggml's order of operations, its decoding order for one
+        position, its GEMM order for several: K and V stored in the cache rounded to f16 (as
+        llama.cpp's f16 cache), the query rounded to f16 for q . k, the scores scaled, softmax
+        with ggml's e^x, the probabilities rounded to f16 against V."""
         c = self.config
-        n = q.shape[0]
-        end = start + n
-        ck, cv = self._cache_k[li], self._cache_v[li]
-        ck[:, start:end] = self._kv_round(k).transpose(1, 0, 2)
-        cv[:, start:end] = self._kv_round(v).transpose(1, 0, 2)
-        group = c.n_heads // c.n_kv_heads
-        qh = self._kv_round(q).transpose(1, 0, 2).reshape(c.n_kv_heads, group * n, c.head_dim)   # heads of a kv group together
-        scores = qh @ ck[:, :end].transpose(0, 2, 1) * np.float32(1.0 / np.sqrt(c.head_dim))
-        scores = scores.reshape(c.n_kv_heads, group, n, end)
-        if n > 1:                                                                        # hide future positions
-            scores[..., np.arange(end)[None, :] > (start + np.arange(n))[:, None]] = -np.inf
-        scores -= scores.max(axis=-1, keepdims=True)
-        p = np.exp(scores)
-        p *= (1.0 / p.sum(axis=-1, keepdims=True, dtype=np.float64)).astype(np.float32)   # ggml: times 1/sum
-        p = self._kv_round(p)       # llama.cpp multiplies f16 V by the probabilities in f16
-        out = p.reshape(c.n_kv_heads, group * n, end) @ cv[:, :end]                      # (kv, group*n, hd)
-        return out.reshape(c.n_heads, n, c.head_dim).transpose(1, 0, 2).reshape(n, c.n_heads * c.head_dim)
+        out = np.empty((q.shape[0], c.n_heads * c.head_dim), np.float32)
+        scale = np.float32(1) / np.sqrt(np.float32(c.head_dim))
+        _kernels.attention(q, k, v, self._cache_k[li], self._cache_v[li], start, scale,
+                           q.shape[0] > 1, self._kv_f16, out)
+        return out
 
     # ------------------------------------------------------------------ forward
     def forward(self, tokens: Sequence[int], pos: int | None = None, last_only: bool = False) -> np.ndarray:
@@ -254,18 +314,20 @@ class Llama:
             raise ValueError(f"pos {start} is past the {self.n_past} positions in the cache")
         self._ensure_cache(start + n)
         t, act = self.n_threads, self.act
-        cos, sin = self._rope_tables(np.arange(start, start + n))
+        rope = self._rotations[start:start + n]
         x = self.tok_embd.dequantize_rows(tokens)
         for li, L in enumerate(self.layers):
             h = _rms_norm(x, L.attn_norm, c.rms_eps)
-            q = _linear(L.wq, h, t, act, L.bq).reshape(n, c.n_heads, c.head_dim)
-            k = _linear(L.wk, h, t, act, L.bk).reshape(n, c.n_kv_heads, c.head_dim)
-            v = _linear(L.wv, h, t, act, L.bv).reshape(n, c.n_kv_heads, c.head_dim)
-            attn = self._attention(li, self._rope(q, cos, sin), self._rope(k, cos, sin), v, start)
+            q, k, v = L.qkv(h, t, act)
+            if L.bq is not None:
+                q, k, v = q + L.bq, k + L.bk, v + L.bv
+            q = self._rope(q.reshape(n, c.n_heads, c.head_dim), rope)
+            k = self._rope(k.reshape(n, c.n_kv_heads, c.head_dim), rope)
+            attn = self._attention(li, q, k, v.reshape(n, c.n_kv_heads, c.head_dim), start)
             x = x + _linear(L.wo, attn, t, act)
             h = _rms_norm(x, L.ffn_norm, c.rms_eps)
-            gate, up = _linear(L.w_gate, h, t, act), _linear(L.w_up, h, t, act)
-            x = x + _linear(L.w_down, _silu(gate) * up, t, act)
+            gate, up = L.gate_up(h, t, act)
+            x = x + _linear(L.w_down, _swiglu(gate, up), t, act)
         self.n_past = start + n
         if last_only:
             x = x[-1:]
