@@ -685,11 +685,16 @@ class GGUFFile:
                                       f"cannot compute with yet")
         return fmt
 
-    def qmatrix(self, name: str):
+    def qmatrix(self, name: str, *more: str):
         """Tensor ``name`` as a :class:`qgemv.QMatrix` over the mmap (zero copy).
 
         Only 2-D tensors are matrices: ``shape`` is the numpy ``(rows, cols)``.  Raises
         ``ValueError`` for other ranks and ``NotImplementedError`` for a type without kernels.
+
+        With several names, their rows stacked in that order as one QMatrix, still zero copy:
+        the tensors must lie back to back in the file (no padding between them) with the same
+        type and width, as llama.cpp's converters write q/k/v and gate/up; a ``ValueError``
+        says which pair does not.  One product then serves all of them.
 
         Examples
         --------
@@ -699,20 +704,37 @@ class GGUFFile:
         >>> path = os.path.join(tempfile.mkdtemp(), "m.gguf")
         >>> with GGUFWriter(path) as w:
         ...     w.add_tensor("ffn_up.weight", np.ones((2, 32), np.float16))
+        ...     w.add_tensor("ffn_gate.weight", np.full((2, 32), 2, np.float16))
         >>> f = load_gguf(path)
         >>> m = f.qmatrix("ffn_up.weight")
         >>> m.shape, m.qtype
         ((2, 32), 'f16')
         >>> m @ np.full(32, 0.5, np.float32)
         array([16., 16.], dtype=float32)
+        >>> f.qmatrix("ffn_up.weight", "ffn_gate.weight") @ np.full(32, 0.5, np.float32)
+        array([16., 16., 32., 32.], dtype=float32)
         """
-        info = self._tensor(name)
-        if len(info.shape) != 2:
-            raise ValueError(f"tensor {name!r} has shape {info.shape} ({len(info.shape)}-D); "
-                             f"qmatrix() takes 2-D tensors, use array() for other ranks")
-        self._computable(info)
+        infos = [self._tensor(n) for n in (name, *more)]
+        for info in infos:
+            if len(info.shape) != 2:
+                raise ValueError(f"tensor {info.name!r} has shape {info.shape} ({len(info.shape)}-D); "
+                                 f"qmatrix() takes 2-D tensors, use array() for other ranks")
+            self._computable(info)
+        first = infos[0]
+        for prev, info in zip(infos, infos[1:]):
+            if info.qtype != first.qtype or info.shape[1] != first.shape[1]:
+                raise ValueError(f"tensors {prev.name!r} and {info.name!r} cannot be stacked: "
+                                 f"{prev.qtype} {prev.shape} and {info.qtype} {info.shape} differ "
+                                 f"in type or width")
+            if info.offset != prev.offset + prev.nbytes:
+                raise ValueError(f"tensors {prev.name!r} and {info.name!r} cannot be stacked without "
+                                 f"a copy: the second starts at byte {info.offset}, not right after "
+                                 f"the first ({prev.offset + prev.nbytes})")
         from qgemv.qmatrix import QMatrix
-        return QMatrix(self.tensor_data(name), info.qtype, info.shape)
+        if not more:
+            return QMatrix(self.tensor_data(name), first.qtype, first.shape)
+        data = self._view(first.offset, sum(t.nbytes for t in infos), np.uint8)
+        return QMatrix(data, first.qtype, (sum(t.shape[0] for t in infos), first.shape[1]))
 
     def array(self, name: str) -> np.ndarray:
         """Tensor ``name`` as a numpy array of its numpy ``shape``, any rank.

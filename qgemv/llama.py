@@ -100,11 +100,7 @@ class _Projections:
                 runs.append([t])
         self.products = []              # (QMatrix, [(name, first row, end row)])
         for run in runs:
-            if len(run) == 1:
-                m = f.qmatrix(run[0].name)
-            else:   # a view of the file spanning the run: the rows of each matrix in turn
-                m = QMatrix(f._view(run[0].offset, sum(t.nbytes for t in run), np.uint8), run[0].qtype,
-                            (sum(t.shape[0] for t in run), run[0].shape[1]))
+            m = f.qmatrix(*(t.name for t in run))   # one zero-copy matrix: each one's rows in turn
             rows = np.cumsum([0] + [t.shape[0] for t in run])
             self.products.append((m, [(t.name, int(a), int(b)) for t, a, b in zip(run, rows, rows[1:])]))
         self.names = list(names)

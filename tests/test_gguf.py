@@ -19,7 +19,7 @@ import pytest
 from conftest import gemma3_path, smollm2_path
 
 import qgemv
-from qgemv import GGUFWriter, load_gguf
+from qgemv import GGUFWriter, QMatrix, load_gguf
 from qgemv._formats import DEQUANTIZE, FORMATS, lookup
 from qgemv.cli import main as cli_main
 from qgemv.gguf import ValueType, ggml_dims, numpy_shape
@@ -709,3 +709,26 @@ def test_cli_requires_a_command(capsys):
     with pytest.raises(SystemExit) as e:
         cli_main([])
     assert e.value.code == 2 and "COMMAND" in capsys.readouterr().err
+
+
+def test_qmatrix_stacks_adjacent_tensors_without_a_copy(tmp_path):
+    path = tmp_path / "stack.gguf"
+    q = [QMatrix.quantize(np.random.default_rng(i).standard_normal((8 * (i + 1), 64)).astype(np.float32), "q8_0")
+         for i in range(3)]   # 8 rows of 68 bytes: a multiple of the 32-byte alignment, no padding
+    with GGUFWriter(path) as w:
+        for i, m in enumerate(q):
+            w.add_tensor(f"w{i}", m)
+        w.add_tensor("narrow", np.ones((1, 8), np.float16))     # 16 bytes, then padding
+        w.add_tensor("after", np.ones((1, 8), np.float16))
+        w.add_tensor("wide", np.ones((1, 16), np.float16))
+    with load_gguf(path) as f:
+        m = f.qmatrix("w0", "w1", "w2")
+        assert m.shape == (48, 64) and m.qtype == "q8_0"
+        assert np.shares_memory(m.data, f.tensor_data("w2"))
+        np.testing.assert_array_equal(m.dequantize(), np.concatenate([x.dequantize() for x in q]))
+        with pytest.raises(ValueError, match="'w0' and 'w2' cannot be stacked without a copy"):
+            f.qmatrix("w0", "w2")
+        with pytest.raises(ValueError, match="'narrow' and 'after' cannot be stacked without a copy"):
+            f.qmatrix("narrow", "after")
+        with pytest.raises(ValueError, match="'w2' and 'narrow' cannot be stacked: q8_0"):
+            f.qmatrix("w2", "narrow")
