@@ -421,6 +421,143 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
     return sum;
 }
+/* ---------------------------------------------------------------- GEMV: 4 rows per pass
+ * Against one column, R <= 4 rows share each activation load and the per-block float work:
+ * their exact integer sums are reduced together (hadd trees; integer sums in any order are
+ * the same sums), then lane r of one 4-lane vector takes exactly qgemv_k_block_dot's float
+ * operations for row r, in vec_dot's block order, so every row gets vec_dot's bits whichever
+ * rows share its pass. */
+
+/* the 8-lane int32 sums of 4 rows, reduced: lane r = the sum of v_r */
+static inline __m128i qgemv_k_hsum4_i32x8(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+/* the same for 4-lane sums */
+static inline __m128i qgemv_k_hsum4_i32x4(__m128i v0, __m128i v1, __m128i v2, __m128i v3) {
+    return _mm_hadd_epi32(_mm_hadd_epi32(v0, v1), _mm_hadd_epi32(v2, v3));
+}
+/* d and dmin (adjacent f16 fields, d first) of 4 blocks, as a vector of d and one of dmin */
+static inline void qgemv_k_dm4(const qgemv_half *dm0, const qgemv_half *dm1, const qgemv_half *dm2,
+                               const qgemv_half *dm3, __m128 *d, __m128 *dmin) {
+    const __m128i h = _mm_setr_epi32((int)qgemv_k_word((const uint8_t *)dm0), (int)qgemv_k_word((const uint8_t *)dm1),
+                                     (int)qgemv_k_word((const uint8_t *)dm2), (int)qgemv_k_word((const uint8_t *)dm3));
+    const __m256 v = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(h), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    *d = _mm256_castps256_ps128(v);
+    *dmin = _mm256_extractf128_ps(v, 1);
+}
+/* sum + (dy d) isum - (dy dmin) msum, lane by lane: qgemv_k_block_dot's roundings, in its order */
+static inline __m128 qgemv_k_block_dot4(__m128 sum, float dy, __m128 d, __m128 dmin, __m128i isum, __m128i msum) {
+    const __m128 vdy = _mm_set1_ps(dy);
+    const __m128 dall = _mm_mul_ps(vdy, d);
+    return _mm_add_ps(sum, _mm_sub_ps(_mm_mul_ps(dall, _mm_cvtepi32_ps(isum)),
+                                      _mm_mul_ps(_mm_mul_ps(vdy, dmin), _mm_cvtepi32_ps(msum))));
+}
+
+/* q2_K, R rows x one column: vec_dot_q2_K_q8_K per row */
+QGEMV_ALWAYS_INLINE void rows_k2(int64_t nb, const block_q2_K *const x[4], const int R, const block_q8_K *y,
+                                 float *out, int64_t out_stride) {
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m128 sum = _mm_setzero_ps();
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const __m256i bsums = qgemv_k_bsums(&y[ib]);
+        __m256i msum[4], acc[4];
+        for (int r = 0; r < 4; r++) acc[r] = msum[r] = _mm256_setzero_si256();
+        for (int r = 0; r < R; r++) {
+            const __m128i packed = _mm_loadu_si128((const __m128i *)x[r][ib].scales);
+            const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
+            msum[r] = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)), bsums);
+            const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+            for (int h = 0; h < 2; h++) {
+                const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[r][ib].qs + 32 * h));
+                const int8_t *p = y[ib].qs + 128 * h;
+                for (int j = 0; j < 4; j++) {
+                    const __m256i u = _mm256_and_si256(j ? _mm256_srli_epi16(bits, 2 * j) : bits, three);
+                    acc[r] = _mm256_add_epi32(acc[r], qgemv_k_dot_scaled(u, p + 32 * j, qgemv_k_scale_pair(sc, 4 * h + j)));
+                }
+            }
+        }
+        const __m128i isum = qgemv_k_hsum4_i32x8(acc[0], acc[1], acc[2], acc[3]);
+        const __m128i msum4 = qgemv_k_hsum4_i32x8(msum[0], msum[1], msum[2], msum[3]);
+        __m128 d, dmin;
+        qgemv_k_dm4(&x[0][ib].d, &x[R > 1][ib].d, &x[R > 2 ? 2 : 0][ib].d, &x[R > 3 ? 3 : 0][ib].d, &d, &dmin);
+        sum = qgemv_k_block_dot4(sum, y[ib].d, d, dmin, isum, msum4);
+    }
+    float o[4];
+    _mm_storeu_ps(o, sum);
+    for (int r = 0; r < R; r++) out[r * out_stride] = o[r];
+}
+
+/* q4_K / q5_K, R rows x one column: vec_dot_<name>_q8_K per row */
+#define QGEMV_DEFINE_ROWS_K4_AVX2(name, HIGH_BIT)                                          \
+    QGEMV_ALWAYS_INLINE void rows_k4_##name(int64_t nb, const block_##name *const x[4], const int R, \
+                                            const block_q8_K *y, float *out, int64_t out_stride) { \
+        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
+        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
+        __m128 sum = _mm_setzero_ps();                                                     \
+        for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            const __m128i bsums32 = qgemv_k_bsums32(&y[ib]);                               \
+            __m256i sc[4], acc[4];                                                         \
+            __m128i msum[4];                                                               \
+            HIGH_BIT(__m256i hbits[4];)                                                    \
+            for (int r = 0; r < 4; r++) {                                                  \
+                acc[r] = sc[r] = _mm256_setzero_si256();                                   \
+                msum[r] = _mm_setzero_si128();                                             \
+                if (r >= R) continue;                                                      \
+                const __m128i sm = qgemv_k4_scales_mins(x[r][ib].scales);                  \
+                msum[r] = _mm_madd_epi16(_mm_shuffle_epi8(sm, mins_to_s16), bsums32);      \
+                sc[r] = _mm256_broadcastsi128_si256(sm);                                   \
+                HIGH_BIT(hbits[r] = _mm256_loadu_si256((const __m256i *)x[r][ib].qh);)     \
+            }                                                                              \
+            for (int r = 0; r < R; r++)                                                    \
+                for (int c = 0; c < 4; c++) {                                              \
+                    const int8_t *p = y[ib].qs + 64 * c;                                   \
+                    const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[r][ib].qs + 32 * c)); \
+                    __m256i u0 = _mm256_and_si256(bits, low4);                             \
+                    __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);       \
+                    HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits[r], 2 * c, 4));   \
+                             u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits[r], 2 * c + 1, 4));) \
+                    acc[r] = _mm256_add_epi32(acc[r], qgemv_k_dot_scaled(u0, p, qgemv_k4_scale(sc[r], 2 * c))); \
+                    acc[r] = _mm256_add_epi32(acc[r], qgemv_k_dot_scaled(u1, p + 32, qgemv_k4_scale(sc[r], 2 * c + 1))); \
+                }                                                                          \
+            const __m128i isum = qgemv_k_hsum4_i32x8(acc[0], acc[1], acc[2], acc[3]);      \
+            const __m128i msum4 = qgemv_k_hsum4_i32x4(msum[0], msum[1], msum[2], msum[3]); \
+            __m128 d, dmin;                                                                \
+            qgemv_k_dm4(&x[0][ib].d, &x[R > 1][ib].d, &x[R > 2 ? 2 : 0][ib].d, &x[R > 3 ? 3 : 0][ib].d, &d, &dmin); \
+            sum = qgemv_k_block_dot4(sum, y[ib].d, d, dmin, isum, msum4);                  \
+        }                                                                                  \
+        float o[4];                                                                        \
+        _mm_storeu_ps(o, sum);                                                             \
+        for (int r = 0; r < R; r++) out[r * out_stride] = o[r];                            \
+    }
+QGEMV_DEFINE_ROWS_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_ROWS_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
+
+/* the rows of a tile against one column, 4 at a time (then 3, 2 or 1): rows_<kern> per pass */
+#define QGEMV_K_ROWS_PASSES(kern, type, n, w, row_stride, nrows, a, out, out_stride)      \
+    for (int64_t r0 = 0; r0 < (nrows); r0 += 4) {                                          \
+        const type *x_[4];                                                                 \
+        for (int j_ = 0; j_ < 4; j_++)                                                     \
+            x_[j_] = (const type *)((const uint8_t *)(w) + (r0 + j_ < (nrows) ? r0 + j_ : r0) * (row_stride)); \
+        float *o_ = (out) + r0 * (out_stride);                                             \
+        switch ((nrows) - r0) {                                                            \
+        case 1: kern((n) / QK_K, x_, 1, (const block_q8_K *)(a), o_, out_stride); break;   \
+        case 2: kern((n) / QK_K, x_, 2, (const block_q8_K *)(a), o_, out_stride); break;   \
+        case 3: kern((n) / QK_K, x_, 3, (const block_q8_K *)(a), o_, out_stride); break;   \
+        default: kern((n) / QK_K, x_, 4, (const block_q8_K *)(a), o_, out_stride); break;  \
+        }                                                                                  \
+    }
+
+/* q2_K tiles: rows_k2 per column */
+static void vec_dot_tile_q2_K_q8_K(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                   const void *restrict a, int64_t act_stride, int64_t ncols,
+                                   float *restrict out, int64_t out_stride) {
+    for (int64_t c = 0; c < ncols; c++)
+        QGEMV_K_ROWS_PASSES(rows_k2, block_q2_K, n, w, row_stride, nrows, (const uint8_t *)a + c * act_stride,
+                            out + c, out_stride)
+}
+
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
  * 4 columns; every column's arithmetic is vec_dot's, so the results are vec_dot's bits. */
@@ -468,6 +605,10 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols == 1) {                                                                  \
+            QGEMV_K_ROWS_PASSES(rows_k4_##name, block_##name, n, w, row_stride, nrows, a, out, out_stride) \
+            return;                                                                        \
+        }                                                                                  \
         for (int64_t r = 0; r < nrows; r++) {                                              \
             const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                    \
@@ -548,5 +689,5 @@ static void vec_dot_tile_q6_K_q8_K(int64_t n, const void *restrict w, int64_t ro
 }
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
-#define QGEMV_TILES_KQUANTS(X) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
+#define QGEMV_TILES_KQUANTS(X) X(q2_K, q8_K) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
 #endif /* QGEMV_AVX2 */
