@@ -235,7 +235,7 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *     memory between chunks, so a chunk of weights is reused from L1 by every column group.
  * The dot uses unsigned levels where the format has them, through
  *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
- * (q4_0: o = 8, q5_0: o = 16, q4_1 / q5_1: o = 0), the last term once per activation block;
+ * (q4_0: o = 8, q5_0: o = 16, mxfp4 in its pair kernel: o = 12, q4_1 / q5_1: o = 0), the last term once per activation block;
  * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).
  */
 #if defined(QGEMV_AVX2)
@@ -272,9 +272,13 @@ TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
 TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
 TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
 TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
+/* scale_mxfp4 (qgemv_e8m0_to_fp32_half) of 4 blocks: the same float bits, built 4 at a time */
 static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
                                         const block_mxfp4 *x3) {
-    return _mm_setr_ps(scale_mxfp4(x0), scale_mxfp4(x1), scale_mxfp4(x2), scale_mxfp4(x3));
+    const __m128i e = _mm_setr_epi32(x0->e, x1->e, x2->e, x3->e);
+    const __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);     /* (e - 1) << 23 */
+    const __m128i subnormal = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);            /* e < 2 */
+    return _mm_castsi128_ps(_mm_blendv_epi8(normal, subnormal, _mm_cmpgt_epi32(_mm_set1_epi32(2), e)));
 }
 /* only the formats with a minimum read these */
 #define tile_mins4_q4_0(x0, x1, x2, x3) _mm_setzero_ps()
@@ -453,9 +457,20 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
     return _mm_cvtss_f32(t);
 }
 #define tile_min_q4_0(x) 0.0f   /* only the formats with a minimum read these */
+#define tile_min_mxfp4(x) 0.0f
 #define tile_min_q4_1 min_q4_1
+/* a pair kernel's levels from its nibbles: q4_0 (q + 8) and q4_1 are the nibbles; mxfp4's
+ * kvalues_mxfp4[nibble] + 12, in [0, 24] (one lookup; the offset leaves through the correction
+ * term, as q4_0's 8) */
+#define tile_pair_levels_q4_0(nib) (nib)
+#define tile_pair_levels_q4_1(nib) (nib)
+static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12)));
+    return _mm256_shuffle_epi8(table, nib);
+}
 
-/* GEMV of the 4-bit nibble formats q4_0 / q4_1, two rows per 256-bit register: one load brings
+/* GEMV of the 4-bit nibble formats q4_0 / q4_1 / mxfp4, two rows per 256-bit register: one load brings
  * block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet the
  * activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last 16;
  * the two int16 products add without overflow (2 * 2 * 15 * 127 < 2^15).  Lanes 0..3 of a pair's
@@ -486,10 +501,12 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
             }                                                                                   \
             const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1[ib].qs, (const __m128i *)x0[ib].qs); \
             const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3[ib].qs, (const __m128i *)x2[ib].qs); \
-            __m256i p01 = tile_32_pair_dot(_mm256_and_si256(v01, m4),                           \
-                                           _mm256_and_si256(_mm256_srli_epi16(v01, 4), m4), y[ib].qs, ones); \
-            __m256i p23 = tile_32_pair_dot(_mm256_and_si256(v23, m4),                           \
-                                           _mm256_and_si256(_mm256_srli_epi16(v23, 4), m4), y[ib].qs, ones); \
+            __m256i p01 = tile_32_pair_dot(tile_pair_levels_##name(_mm256_and_si256(v01, m4)),  \
+                                           tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v01, 4), m4)), \
+                                           y[ib].qs, ones);                                     \
+            __m256i p23 = tile_32_pair_dot(tile_pair_levels_##name(_mm256_and_si256(v23, m4)),  \
+                                           tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v23, 4), m4)), \
+                                           y[ib].qs, ones);                                     \
             if (offset) { p01 = _mm256_sub_epi32(p01, corr); p23 = _mm256_sub_epi32(p23, corr); } \
             acc01 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx01), _mm256_cvtepi32_ps(p01), acc01); \
             acc23 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx23), _mm256_cvtepi32_ps(p23), acc23); \
@@ -527,8 +544,8 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
             }                                                                                   \
             for (int64_t k = 0; k < kn; k++) {                                                  \
                 const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
-                const __m256i lo = _mm256_and_si256(v, m4);                                     \
-                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);              \
+                const __m256i lo = tile_pair_levels_##name(_mm256_and_si256(v, m4));            \
+                const __m256i hi = tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
                 const __m256 dx = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(              \
                     tile_scales4_##name(&x0[k], &x1[k], &x0[k], &x1[k])), idx01);               \
                 const float mx0 = has_min ? tile_min_##name(&x0[k]) : 0.0f;                     \
@@ -618,11 +635,11 @@ QGEMV_DEFINE_TILE_32(q4_1, q8_1, 0, 0, 1, min_q4_1)
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1)
+QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
 QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(iq4_nl, q8_0)
-QGEMV_DEFINE_TILE_32_SINGLE(mxfp4, q8_0)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_Q32(X) X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) \
