@@ -458,22 +458,41 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
 }
 #define tile_min_q4_0(x) 0.0f   /* only the formats with a minimum read these */
 #define tile_min_mxfp4(x) 0.0f
+#define tile_min_iq4_nl(x) 0.0f
 #define tile_min_q4_1 min_q4_1
 /* a pair kernel's levels from its nibbles: q4_0 (q + 8) and q4_1 are the nibbles; mxfp4's
  * kvalues_mxfp4[nibble] + 12, in [0, 24] (one lookup; the offset leaves through the correction
  * term, as q4_0's 8) */
 #define tile_pair_levels_q4_0(nib) (nib)
 #define tile_pair_levels_q4_1(nib) (nib)
+/* iq4_nl's levels kvalues_iq4nl[nibble] are signed, in [-127, 113] */
+static inline __m256i tile_pair_levels_iq4_nl(__m256i nib) {
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib);
+}
+/* the pair dot of signed levels: |q| . (a with q's sign), each half to int32 on its own (two
+ * int16 products of up to 2 * 127 * 127 would overflow their sum) */
+static inline __m256i tile_32_pair_dot_signed(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones) {
+    const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
+    const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
+    const __m256i plo = _mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(alo, lo));
+    const __m256i phi = _mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(ahi, hi));
+    return _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
+}
+#define tile_pair_dot_q4_0 tile_32_pair_dot
+#define tile_pair_dot_q4_1 tile_32_pair_dot
+#define tile_pair_dot_mxfp4 tile_32_pair_dot
+#define tile_pair_dot_iq4_nl tile_32_pair_dot_signed
 static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
     const __m256i table = _mm256_broadcastsi128_si256(
         _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12)));
     return _mm256_shuffle_epi8(table, nib);
 }
 
-/* GEMV of the 4-bit nibble formats q4_0 / q4_1 / mxfp4, two rows per 256-bit register: one load brings
+/* GEMV of the 4-bit nibble formats q4_0 / q4_1 / mxfp4 / iq4_nl, two rows per 256-bit register: one load brings
  * block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet the
  * activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last 16;
- * the two int16 products add without overflow (2 * 2 * 15 * 127 < 2^15).  Lanes 0..3 of a pair's
+ * the two int16 products add without overflow (2 * 2 * 24 * 127 < 2^15; iq4_nl's signed levels
+ * take tile_32_pair_dot_signed instead).  Lanes 0..3 of a pair's
  * accumulator belong to row r, 4..7 to row r + 1; a lone last row is paired with itself. */
 #define QGEMV_DEFINE_TILE_32_PAIRS(name, act, offset, has_min)                                   \
     QGEMV_ALWAYS_INLINE void tile_32_pairs_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
@@ -501,10 +520,10 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
             }                                                                                   \
             const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1[ib].qs, (const __m128i *)x0[ib].qs); \
             const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3[ib].qs, (const __m128i *)x2[ib].qs); \
-            __m256i p01 = tile_32_pair_dot(tile_pair_levels_##name(_mm256_and_si256(v01, m4)),  \
+            __m256i p01 = tile_pair_dot_##name(tile_pair_levels_##name(_mm256_and_si256(v01, m4)), \
                                            tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v01, 4), m4)), \
                                            y[ib].qs, ones);                                     \
-            __m256i p23 = tile_32_pair_dot(tile_pair_levels_##name(_mm256_and_si256(v23, m4)),  \
+            __m256i p23 = tile_pair_dot_##name(tile_pair_levels_##name(_mm256_and_si256(v23, m4)), \
                                            tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v23, 4), m4)), \
                                            y[ib].qs, ones);                                     \
             if (offset) { p01 = _mm256_sub_epi32(p01, corr); p23 = _mm256_sub_epi32(p23, corr); } \
@@ -552,7 +571,7 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
                 const float mx1 = has_min ? tile_min_##name(&x1[k]) : 0.0f;                     \
                 for (int c = 0; c < CB; c++) {                                                  \
                     const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs;  \
-                    __m256i p = tile_32_pair_dot(lo, hi, aq, ones);                             \
+                    __m256i p = tile_pair_dot_##name(lo, hi, aq, ones);                         \
                     if (offset) p = _mm256_sub_epi32(p, corr[k][c]);                            \
                     ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
                     if (has_min) { sm0[c] += mx0 * sa[k][c]; sm1[c] += mx1 * sa[k][c]; }        \
@@ -636,10 +655,10 @@ QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1)
 QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(iq4_nl, q8_0, 0, 0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
 QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
-QGEMV_DEFINE_TILE_32_SINGLE(iq4_nl, q8_0)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_Q32(X) X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) \
