@@ -351,14 +351,14 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     return sum;
 }
 /* ---------------------------------------------------------------- 4 block pairs per pass
- * The q2_K, q4_K and q5_K products work on 4 (weight super-block, activation super-block)
- * pairs at a time: 4 consecutive blocks of one row (vec_dot: one read stream) or the same
- * block of 4 rows (the GEMV tile: 4 rows share each activation load).  The pairs' exact
- * integer sums are reduced together (hadd trees: integers sum to the same whatever the
- * order), then lane l of one vector takes qgemv_k_block_dot's float operations for pair l.
- * vec_dot adds the lanes to its sum one at a time in block order, a tile keeps one lane per
- * row: each row gets the bits of the one-block-at-a-time loop (the portable vec_dot's).
- * A pass of R < 4 pairs leaves lanes R..3 unread. */
+ * vec_dot of q2_K, q4_K and q5_K works on 4 consecutive super-blocks of the row at a time
+ * (pairs of a weight block and its activation block).  The pairs' exact integer sums are
+ * reduced together (hadd trees: integers sum to the same whatever the order), then lane l of
+ * one vector takes qgemv_k_block_dot's float operations for pair l, and the lanes are added
+ * to the row's sum one at a time in block order: the bits of the one-block-at-a-time loop
+ * (the portable vec_dot's), for a quarter of its reductions.  (The same 4 lanes over 4 rows,
+ * sharing the activation loads, ran fewer instructions but read 4 streams per thread, slower
+ * from L3 and from memory on the 2-core Zen 3.)  A pass of R < 4 pairs leaves lanes R..3 unread. */
 
 /* pair l of a pass: x + l * xs bytes, y + l * ys bytes (l < R; lanes past R repeat pair 0) */
 #define QGEMV_K_PAIR(type, p, stride, l, R) ((const type *)((const uint8_t *)(p) + ((l) < (R) ? (l) : 0) * (stride)))
@@ -489,43 +489,6 @@ QGEMV_DEFINE_VEC_DOT_K_QUADS(q2_K)
 QGEMV_DEFINE_VEC_DOT_K_QUADS(q4_K)
 QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
 
-/* GEMV: R rows (row_stride bytes apart) against one column, one lane each */
-#define QGEMV_DEFINE_ROWS_K(name)                                                          \
-    QGEMV_ALWAYS_INLINE void qgemv_k_rows_##name(int64_t nb, const block_##name *x, int64_t row_stride, \
-                                                 const int R, const block_q8_K *y, float *out, int64_t out_stride) { \
-        __m128 sum = _mm_setzero_ps();                                                     \
-        for (int64_t ib = 0; ib < nb; ib++)                                                \
-            sum = _mm_add_ps(sum, qgemv_k_quad_##name(x + ib, row_stride, y + ib, 0, R));  \
-        float o[4];                                                                        \
-        _mm_storeu_ps(o, sum);                                                             \
-        for (int r = 0; r < R; r++) out[r * out_stride] = o[r];                            \
-    }
-QGEMV_DEFINE_ROWS_K(q2_K)
-QGEMV_DEFINE_ROWS_K(q4_K)
-QGEMV_DEFINE_ROWS_K(q5_K)
-
-/* the rows of a tile against one column, 4 at a time (then 3, 2 or 1) */
-#define QGEMV_K_ROWS_PASSES(name, n, w, row_stride, nrows, a, out, out_stride)            \
-    for (int64_t r0 = 0; r0 < (nrows); r0 += 4) {                                          \
-        const block_##name *x_ = (const block_##name *)((const uint8_t *)(w) + r0 * (row_stride)); \
-        const block_q8_K *y_ = (const block_q8_K *)(a);                                    \
-        float *o_ = (out) + r0 * (out_stride);                                             \
-        switch ((nrows) - r0) {                                                            \
-        case 1: qgemv_k_rows_##name((n) / QK_K, x_, row_stride, 1, y_, o_, out_stride); break; \
-        case 2: qgemv_k_rows_##name((n) / QK_K, x_, row_stride, 2, y_, o_, out_stride); break; \
-        case 3: qgemv_k_rows_##name((n) / QK_K, x_, row_stride, 3, y_, o_, out_stride); break; \
-        default: qgemv_k_rows_##name((n) / QK_K, x_, row_stride, 4, y_, o_, out_stride); break; \
-        }                                                                                  \
-    }
-
-/* q2_K tiles: 4 rows per pass, column by column */
-static void vec_dot_tile_q2_K_q8_K(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
-                                   const void *restrict a, int64_t act_stride, int64_t ncols,
-                                   float *restrict out, int64_t out_stride) {
-    for (int64_t c = 0; c < ncols; c++)
-        QGEMV_K_ROWS_PASSES(q2_K, n, w, row_stride, nrows, (const uint8_t *)a + c * act_stride, out + c, out_stride)
-}
-
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
  * 4 columns; every column's arithmetic is vec_dot's, so the results are vec_dot's bits. */
@@ -573,8 +536,9 @@ static void vec_dot_tile_q2_K_q8_K(int64_t n, const void *restrict w, int64_t ro
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols == 1) {                                                                  \
-            QGEMV_K_ROWS_PASSES(name, n, w, row_stride, nrows, a, out, out_stride) \
+        if (ncols == 1) {  /* GEMV: row by row, one read stream (4-row passes read slower) */ \
+            for (int64_t r = 0; r < nrows; r++)                                            \
+                out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
             return;                                                                        \
         }                                                                                  \
         for (int64_t r = 0; r < nrows; r++) {                                              \
@@ -657,5 +621,5 @@ static void vec_dot_tile_q6_K_q8_K(int64_t n, const void *restrict w, int64_t ro
 }
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
-#define QGEMV_TILES_KQUANTS(X) X(q2_K, q8_K) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
+#define QGEMV_TILES_KQUANTS(X) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
 #endif /* QGEMV_AVX2 */
