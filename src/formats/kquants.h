@@ -255,38 +255,6 @@ static inline __m128i qgemv_k_bsums32(const block_q8_K *y) {
     _mm256_and_si256((bit) >= (to) ? _mm256_srli_epi16(v, (bit) - (to)) : _mm256_slli_epi16(v, (to) - (bit)), \
                      _mm256_set1_epi8(1 << (to)))
 
-/* q2_K: d_y d sum_s sc_s sum q p - d_y dmin sum_s m_s bsum_s */
-static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_q2_K *x = (const block_q2_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m128i low4 = _mm_set1_epi8(0x0f);
-    float sum = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        const __m128i packed = _mm_loadu_si128((const __m128i *)x[ib].scales);
-        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
-        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
-        const int32_t msum = qgemv_hsum_i32x8(_mm256_madd_epi16(mn16, qgemv_k_bsums(&y[ib])));
-        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
-        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
-            const int8_t *p = y[ib].qs + 128 * h;
-            const __m256i u0 = _mm256_and_si256(bits, three);
-            const __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 2), three);
-            const __m256i u2 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), three);
-            const __m256i u3 = _mm256_and_si256(_mm256_srli_epi16(bits, 6), three);
-            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
-            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
-            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
-            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
-        }
-        const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1));
-        sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), qgemv_k_half(x[ib].dmin), isum, msum, 1);
-    }
-    return sum;
-}
-
 /* scales_q3_K_bytes in SIMD (no round trip through memory): the 16 scales minus 32, as s8 */
 static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
     const __m128i lo8 = _mm_loadl_epi64((const __m128i *)packed);
@@ -349,45 +317,6 @@ static inline __m256i qgemv_k4_scale(__m256i scales_mins, int s) {
     return _mm256_shuffle_epi8(scales_mins, _mm256_set1_epi16((short)(byte | 0x8000)));
 }
 
-/* q4_K and q5_K share everything but the 5th bit: d_y d sum_s sc_s sum u p - d_y dmin sum_s m_s bsum32_s */
-#define QGEMV_DEFINE_VEC_DOT_K4_AVX2(name, HIGH_BIT)                                       \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_K *y = (const block_q8_K *)a;                                       \
-        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
-        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
-        float sum = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
-            const __m128i msum4 = _mm_madd_epi16(_mm_shuffle_epi8(sm, mins_to_s16), qgemv_k_bsums32(&y[ib])); \
-            const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
-            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();          \
-            HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].qh);) \
-            for (int c = 0; c < 4; c++) {                                                  \
-                const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * c)); \
-                const int8_t *p = y[ib].qs + 64 * c;                                       \
-                __m256i u0 = _mm256_and_si256(bits, low4);                                 \
-                __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
-                HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
-                         u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
-                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k4_scale(sc, 2 * c))); \
-                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k4_scale(sc, 2 * c + 1))); \
-            }                                                                              \
-            /* both sums at once: isum in lanes 0-1, msum in lanes 2-3 */                  \
-            const __m256i s8 = _mm256_add_epi32(sum0, sum1);                               \
-            const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1)); \
-            const __m128i r2 = _mm_add_epi32(_mm_unpacklo_epi64(isum4, msum4), _mm_unpackhi_epi64(isum4, msum4)); \
-            const __m128i r1 = _mm_add_epi32(r2, _mm_shuffle_epi32(r2, _MM_SHUFFLE(2, 3, 0, 1))); \
-            const int32_t isum = _mm_cvtsi128_si32(r1), msum = _mm_extract_epi32(r1, 2);   \
-            sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), qgemv_k_half(x[ib].dmin), isum, msum, 1); \
-        }                                                                                  \
-        return sum;                                                                        \
-    }
-#define QGEMV_K_NO_HIGH_BIT(...)
-#define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
-QGEMV_DEFINE_VEC_DOT_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_VEC_DOT_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
-
 /* q6_K: levels stored as u = q + 32 in [0, 63]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 32 bsum_s) */
 static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q6_K *x = (const block_q6_K *)w;
@@ -421,6 +350,145 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
     return sum;
 }
+/* ---------------------------------------------------------------- 4 block pairs per pass
+ * vec_dot of q2_K, q4_K and q5_K works on 4 consecutive super-blocks of the row at a time
+ * (pairs of a weight block and its activation block).  The pairs' exact integer sums are
+ * reduced together (hadd trees: integers sum to the same whatever the order), then lane l of
+ * one vector takes qgemv_k_block_dot's float operations for pair l, and the lanes are added
+ * to the row's sum one at a time in block order: the bits of the one-block-at-a-time loop
+ * (the portable vec_dot's), for a quarter of its reductions.  (The same 4 lanes over 4 rows,
+ * sharing the activation loads, ran fewer instructions but read 4 streams per thread, slower
+ * from L3 and from memory on the 2-core Zen 3.)  A pass of R < 4 pairs leaves lanes R..3 unread. */
+
+/* pair l of a pass: x + l * xs bytes, y + l * ys bytes (l < R; lanes past R repeat pair 0) */
+#define QGEMV_K_PAIR(type, p, stride, l, R) ((const type *)((const uint8_t *)(p) + ((l) < (R) ? (l) : 0) * (stride)))
+/* the q8_K scales of a pass's 4 pairs */
+static inline __m128 qgemv_k_dy4(const block_q8_K *y, int64_t ys, int R) {
+    return _mm_setr_ps(y->d, QGEMV_K_PAIR(block_q8_K, y, ys, 1, R)->d, QGEMV_K_PAIR(block_q8_K, y, ys, 2, R)->d,
+                       QGEMV_K_PAIR(block_q8_K, y, ys, 3, R)->d);
+}
+/* the 8-lane int32 sums of 4 pairs, reduced: lane l = the sum of v_l */
+static inline __m128i qgemv_k_hsum4_i32x8(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+/* the same for 4-lane sums */
+static inline __m128i qgemv_k_hsum4_i32x4(__m128i v0, __m128i v1, __m128i v2, __m128i v3) {
+    return _mm_hadd_epi32(_mm_hadd_epi32(v0, v1), _mm_hadd_epi32(v2, v3));
+}
+/* d and dmin (adjacent f16 fields, d first) of 4 blocks, as a vector of d and one of dmin */
+static inline void qgemv_k_dm4(const qgemv_half *dm0, const qgemv_half *dm1, const qgemv_half *dm2,
+                               const qgemv_half *dm3, __m128 *d, __m128 *dmin) {
+    const __m128i h = _mm_setr_epi32((int)qgemv_k_word((const uint8_t *)dm0), (int)qgemv_k_word((const uint8_t *)dm1),
+                                     (int)qgemv_k_word((const uint8_t *)dm2), (int)qgemv_k_word((const uint8_t *)dm3));
+    const __m256 v = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(h), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    *d = _mm256_castps256_ps128(v);
+    *dmin = _mm256_extractf128_ps(v, 1);
+}
+/* qgemv_k_block_dot of 4 pairs (with a minimum), lane by lane: its roundings, in its order */
+static inline __m128 qgemv_k_block_dot4(__m128 dy, __m128 d, __m128 dmin, __m128i isum, __m128i msum) {
+    const __m128 dall = _mm_mul_ps(dy, d);
+    return _mm_sub_ps(_mm_mul_ps(dall, _mm_cvtepi32_ps(isum)), _mm_mul_ps(_mm_mul_ps(dy, dmin), _mm_cvtepi32_ps(msum)));
+}
+/* sum + t_0 + ... + t_(R-1), in that order */
+static inline float qgemv_k_add_lanes(float sum, __m128 t, int R) {
+    float o[4];
+    _mm_storeu_ps(o, t);
+    for (int l = 0; l < R; l++) sum += o[l];
+    return sum;
+}
+
+/* q2_K, 4 pairs: d_y d sum_s sc_s sum q p - d_y dmin sum_s m_s bsum_s per lane */
+QGEMV_ALWAYS_INLINE __m128 qgemv_k_quad_q2_K(const block_q2_K *x, int64_t xs, const block_q8_K *y, int64_t ys,
+                                             const int R) {
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m256i msum[4], acc[4];
+    for (int l = 0; l < 4; l++) acc[l] = msum[l] = _mm256_setzero_si256();
+    for (int l = 0; l < R; l++) {
+        const block_q2_K *xl = QGEMV_K_PAIR(block_q2_K, x, xs, l, R);
+        const block_q8_K *yl = QGEMV_K_PAIR(block_q8_K, y, ys, l, R);
+        const __m128i packed = _mm_loadu_si128((const __m128i *)xl->scales);
+        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
+        msum[l] = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)),
+                                    qgemv_k_bsums(yl));
+        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(xl->qs + 32 * h));
+            const int8_t *p = yl->qs + 128 * h;
+            for (int j = 0; j < 4; j++) {
+                const __m256i u = _mm256_and_si256(j ? _mm256_srli_epi16(bits, 2 * j) : bits, three);
+                acc[l] = _mm256_add_epi32(acc[l], qgemv_k_dot_scaled(u, p + 32 * j, qgemv_k_scale_pair(sc, 4 * h + j)));
+            }
+        }
+    }
+    __m128 d, dmin;
+    qgemv_k_dm4(&x->d, &QGEMV_K_PAIR(block_q2_K, x, xs, 1, R)->d, &QGEMV_K_PAIR(block_q2_K, x, xs, 2, R)->d,
+                &QGEMV_K_PAIR(block_q2_K, x, xs, 3, R)->d, &d, &dmin);
+    return qgemv_k_block_dot4(qgemv_k_dy4(y, ys, R), d, dmin, qgemv_k_hsum4_i32x8(acc[0], acc[1], acc[2], acc[3]),
+                              qgemv_k_hsum4_i32x8(msum[0], msum[1], msum[2], msum[3]));
+}
+
+/* q4_K and q5_K (HIGH_BIT: the 5th bit), 4 pairs: d_y d sum_s sc_s sum u p - d_y dmin sum_s m_s bsum32_s per lane */
+#define QGEMV_DEFINE_QUAD_K4(name, HIGH_BIT)                                               \
+    QGEMV_ALWAYS_INLINE __m128 qgemv_k_quad_##name(const block_##name *x, int64_t xs, const block_q8_K *y, \
+                                                   int64_t ys, const int R) {              \
+        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
+        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
+        __m256i acc[4];                                                                    \
+        __m128i msum[4];                                                                   \
+        for (int l = 0; l < 4; l++) { acc[l] = _mm256_setzero_si256(); msum[l] = _mm_setzero_si128(); } \
+        for (int l = 0; l < R; l++) {                                                      \
+            const block_##name *xl = QGEMV_K_PAIR(block_##name, x, xs, l, R);              \
+            const block_q8_K *yl = QGEMV_K_PAIR(block_q8_K, y, ys, l, R);                  \
+            const __m128i sm = qgemv_k4_scales_mins(xl->scales);                           \
+            msum[l] = _mm_madd_epi16(_mm_shuffle_epi8(sm, mins_to_s16), qgemv_k_bsums32(yl)); \
+            const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
+            HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)xl->qh);)   \
+            for (int c = 0; c < 4; c++) {                                                  \
+                const int8_t *p = yl->qs + 64 * c;                                         \
+                const __m256i bits = _mm256_loadu_si256((const __m256i *)(xl->qs + 32 * c)); \
+                __m256i u0 = _mm256_and_si256(bits, low4);                                 \
+                __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
+                HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
+                         u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
+                acc[l] = _mm256_add_epi32(acc[l], qgemv_k_dot_scaled(u0, p, qgemv_k4_scale(sc, 2 * c))); \
+                acc[l] = _mm256_add_epi32(acc[l], qgemv_k_dot_scaled(u1, p + 32, qgemv_k4_scale(sc, 2 * c + 1))); \
+            }                                                                              \
+        }                                                                                  \
+        __m128 d, dmin;                                                                    \
+        qgemv_k_dm4(&x->d, &QGEMV_K_PAIR(block_##name, x, xs, 1, R)->d, &QGEMV_K_PAIR(block_##name, x, xs, 2, R)->d, \
+                    &QGEMV_K_PAIR(block_##name, x, xs, 3, R)->d, &d, &dmin);               \
+        return qgemv_k_block_dot4(qgemv_k_dy4(y, ys, R), d, dmin, qgemv_k_hsum4_i32x8(acc[0], acc[1], acc[2], acc[3]), \
+                                  qgemv_k_hsum4_i32x4(msum[0], msum[1], msum[2], msum[3])); \
+    }
+#define QGEMV_K_NO_HIGH_BIT(...)
+#define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
+QGEMV_DEFINE_QUAD_K4(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_QUAD_K4(q5_K, QGEMV_K_HIGH_BIT)
+
+/* vec_dot: 4 blocks of the row per pass, then the last 1-3; the lanes summed in block order */
+#define QGEMV_DEFINE_VEC_DOT_K_QUADS(name)                                                 \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        const int64_t nb = n / QK_K;                                                       \
+        float sum = 0.0f;                                                                  \
+        int64_t ib = 0;                                                                    \
+        const int64_t xs = sizeof(block_##name), ys = sizeof(block_q8_K);                  \
+        for (; ib + 4 <= nb; ib += 4)                                                      \
+            sum = qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 4), 4); \
+        switch (nb - ib) {                                                                 \
+        case 1: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 1), 1); \
+        case 2: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 2), 2); \
+        case 3: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 3), 3); \
+        default: return sum;                                                               \
+        }                                                                                  \
+    }
+QGEMV_DEFINE_VEC_DOT_K_QUADS(q2_K)
+QGEMV_DEFINE_VEC_DOT_K_QUADS(q4_K)
+QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
+
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
  * 4 columns; every column's arithmetic is vec_dot's, so the results are vec_dot's bits. */
@@ -468,6 +536,11 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols == 1) {  /* GEMV: row by row, one read stream (4-row passes read slower) */ \
+            for (int64_t r = 0; r < nrows; r++)                                            \
+                out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
+            return;                                                                        \
+        }                                                                                  \
         for (int64_t r = 0; r < nrows; r++) {                                              \
             const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                    \

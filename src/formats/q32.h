@@ -217,7 +217,9 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_0(q4_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q5_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q8_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(iq4_nl)
+#if !defined(QGEMV_AVX2)   /* AVX2: below the tiles, with their 4-at-a-time scales */
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(mxfp4)
+#endif
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
 
@@ -235,7 +237,7 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *     memory between chunks, so a chunk of weights is reused from L1 by every column group.
  * The dot uses unsigned levels where the format has them, through
  *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
- * (q4_0: o = 8, q5_0: o = 16, q4_1 / q5_1: o = 0), the last term once per activation block;
+ * (q4_0: o = 8, q5_0: o = 16, mxfp4 in its pair kernel: o = 12, q4_1 / q5_1: o = 0), the last term once per activation block;
  * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).
  */
 #if defined(QGEMV_AVX2)
@@ -272,9 +274,13 @@ TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
 TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
 TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
 TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
+/* scale_mxfp4 (qgemv_e8m0_to_fp32_half) of 4 blocks: the same float bits, built 4 at a time */
 static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
                                         const block_mxfp4 *x3) {
-    return _mm_setr_ps(scale_mxfp4(x0), scale_mxfp4(x1), scale_mxfp4(x2), scale_mxfp4(x3));
+    const __m128i e = _mm_setr_epi32(x0->e, x1->e, x2->e, x3->e);
+    const __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);     /* (e - 1) << 23 */
+    const __m128i subnormal = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);            /* e < 2 */
+    return _mm_castsi128_ps(_mm_blendv_epi8(normal, subnormal, _mm_cmpgt_epi32(_mm_set1_epi32(2), e)));
 }
 /* only the formats with a minimum read these */
 #define tile_mins4_q4_0(x0, x1, x2, x3) _mm_setzero_ps()
@@ -453,12 +459,42 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
     return _mm_cvtss_f32(t);
 }
 #define tile_min_q4_0(x) 0.0f   /* only the formats with a minimum read these */
+#define tile_min_mxfp4(x) 0.0f
+#define tile_min_iq4_nl(x) 0.0f
 #define tile_min_q4_1 min_q4_1
+/* a pair kernel's levels from its nibbles: q4_0 (q + 8) and q4_1 are the nibbles; mxfp4's
+ * kvalues_mxfp4[nibble] + 12, in [0, 24] (one lookup; the offset leaves through the correction
+ * term, as q4_0's 8) */
+#define tile_pair_levels_q4_0(nib) (nib)
+#define tile_pair_levels_q4_1(nib) (nib)
+/* iq4_nl's levels kvalues_iq4nl[nibble] are signed, in [-127, 113] */
+static inline __m256i tile_pair_levels_iq4_nl(__m256i nib) {
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib);
+}
+/* the pair dot of signed levels: |q| . (a with q's sign), each half to int32 on its own (two
+ * int16 products of up to 2 * 127 * 127 would overflow their sum) */
+static inline __m256i tile_32_pair_dot_signed(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones) {
+    const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
+    const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
+    const __m256i plo = _mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(alo, lo));
+    const __m256i phi = _mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(ahi, hi));
+    return _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
+}
+#define tile_pair_dot_q4_0 tile_32_pair_dot
+#define tile_pair_dot_q4_1 tile_32_pair_dot
+#define tile_pair_dot_mxfp4 tile_32_pair_dot
+#define tile_pair_dot_iq4_nl tile_32_pair_dot_signed
+static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12)));
+    return _mm256_shuffle_epi8(table, nib);
+}
 
-/* GEMV of the 4-bit nibble formats q4_0 / q4_1, two rows per 256-bit register: one load brings
+/* GEMV of the 4-bit nibble formats q4_0 / q4_1 / mxfp4 / iq4_nl, two rows per 256-bit register: one load brings
  * block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet the
  * activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last 16;
- * the two int16 products add without overflow (2 * 2 * 15 * 127 < 2^15).  Lanes 0..3 of a pair's
+ * the two int16 products add without overflow (2 * 2 * 24 * 127 < 2^15; iq4_nl's signed levels
+ * take tile_32_pair_dot_signed instead).  Lanes 0..3 of a pair's
  * accumulator belong to row r, 4..7 to row r + 1; a lone last row is paired with itself. */
 #define QGEMV_DEFINE_TILE_32_PAIRS(name, act, offset, has_min)                                   \
     QGEMV_ALWAYS_INLINE void tile_32_pairs_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
@@ -486,10 +522,12 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
             }                                                                                   \
             const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1[ib].qs, (const __m128i *)x0[ib].qs); \
             const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3[ib].qs, (const __m128i *)x2[ib].qs); \
-            __m256i p01 = tile_32_pair_dot(_mm256_and_si256(v01, m4),                           \
-                                           _mm256_and_si256(_mm256_srli_epi16(v01, 4), m4), y[ib].qs, ones); \
-            __m256i p23 = tile_32_pair_dot(_mm256_and_si256(v23, m4),                           \
-                                           _mm256_and_si256(_mm256_srli_epi16(v23, 4), m4), y[ib].qs, ones); \
+            __m256i p01 = tile_pair_dot_##name(tile_pair_levels_##name(_mm256_and_si256(v01, m4)), \
+                                           tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v01, 4), m4)), \
+                                           y[ib].qs, ones);                                     \
+            __m256i p23 = tile_pair_dot_##name(tile_pair_levels_##name(_mm256_and_si256(v23, m4)), \
+                                           tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v23, 4), m4)), \
+                                           y[ib].qs, ones);                                     \
             if (offset) { p01 = _mm256_sub_epi32(p01, corr); p23 = _mm256_sub_epi32(p23, corr); } \
             acc01 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx01), _mm256_cvtepi32_ps(p01), acc01); \
             acc23 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx23), _mm256_cvtepi32_ps(p23), acc23); \
@@ -527,15 +565,15 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
             }                                                                                   \
             for (int64_t k = 0; k < kn; k++) {                                                  \
                 const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
-                const __m256i lo = _mm256_and_si256(v, m4);                                     \
-                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);              \
+                const __m256i lo = tile_pair_levels_##name(_mm256_and_si256(v, m4));            \
+                const __m256i hi = tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
                 const __m256 dx = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(              \
                     tile_scales4_##name(&x0[k], &x1[k], &x0[k], &x1[k])), idx01);               \
                 const float mx0 = has_min ? tile_min_##name(&x0[k]) : 0.0f;                     \
                 const float mx1 = has_min ? tile_min_##name(&x1[k]) : 0.0f;                     \
                 for (int c = 0; c < CB; c++) {                                                  \
                     const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs;  \
-                    __m256i p = tile_32_pair_dot(lo, hi, aq, ones);                             \
+                    __m256i p = tile_pair_dot_##name(lo, hi, aq, ones);                         \
                     if (offset) p = _mm256_sub_epi32(p, corr[k][c]);                            \
                     ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
                     if (has_min) { sm0[c] += mx0 * sa[k][c]; sm1[c] += mx1 * sa[k][c]; }        \
@@ -618,11 +656,38 @@ QGEMV_DEFINE_TILE_32(q4_1, q8_1, 0, 0, 1, min_q4_1)
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1)
+QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(iq4_nl, q8_0, 0, 0)
+
+/* mxfp4 against q8_0, one row (the out-of-cache GEMV): QGEMV_DEFINE_VEC_DOT_32_Q8_0's sum with
+ * the scale products d_x d_y of 4 blocks formed at once (the scalar E8M0 decode was a third of
+ * its instructions) */
+static float vec_dot_mxfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_mxfp4 *x = (const block_mxfp4 *)w;
+    const block_q8_0 *y = (const block_q8_0 *)a;
+    const int64_t nb = n / 32;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t ib = 0;
+    for (; ib + 4 <= nb; ib += 4) {
+        const __m256 s = _mm256_castps128_ps256(_mm_mul_ps(
+            tile_scales4_mxfp4(&x[ib], &x[ib + 1], &x[ib + 2], &x[ib + 3]),
+            qgemv_f16x4(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d)));
+        for (int k = 0; k < 4; k++) {
+            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib + k]), unpack_q8_0(&y[ib + k]));
+            const __m256 sk = _mm256_permutevar8x32_ps(s, _mm256_set1_epi32(k));
+            if (k % 2 == 0) acc0 = _mm256_fmadd_ps(sk, p, acc0);
+            else acc1 = _mm256_fmadd_ps(sk, p, acc1);
+        }
+    }
+    for (; ib < nb; ib++) {
+        const __m256 p = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib]), unpack_q8_0(&y[ib]));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_mxfp4(&x[ib]) * scale_q8_0(&y[ib])), p, acc0);
+    }
+    return qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
+}
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
 QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
-QGEMV_DEFINE_TILE_32_SINGLE(iq4_nl, q8_0)
-QGEMV_DEFINE_TILE_32_SINGLE(mxfp4, q8_0)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_Q32(X) X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) \
