@@ -7,6 +7,7 @@ cdef extern from "qgemv/kernels.h" nogil:
     ctypedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n) noexcept nogil
     ctypedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n,
                                                const float *imatrix) noexcept nogil
+    ctypedef void (*qgemv_quantize_init_fn)() noexcept nogil
     ctypedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a) noexcept nogil
     ctypedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
                                            const void *a, int64_t act_stride, int64_t ncols,
@@ -19,6 +20,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES]
         qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES]
         qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]
+        qgemv_quantize_init_fn quantize_init[QGEMV_N_TYPES]
         size_t block_nbytes[QGEMV_N_TYPES]
         size_t block_align[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32

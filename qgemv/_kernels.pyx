@@ -199,6 +199,8 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
     cdef Py_ssize_t rows = a.shape[0], cols = a.shape[1], r
     cdef const float *qw = &imatrix[0] if imatrix is not None else NULL
     cdef uint8_t[::1] bad = bytearray(rows)
+    if t.quantize_init[qtype] != NULL:
+        t.quantize_init[qtype]()   # ggml's lazily built tables: once, under the GIL
     with nogil:
         for r in prange(rows, schedule="static", num_threads=n_threads):
             if _all_finite(&a[r, 0], cols):

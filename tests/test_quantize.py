@@ -19,7 +19,8 @@ QUANTIZE = qgemv.formats("quantize")
 # gguf-py 0.19 has a quantizer for these (the others raise NotImplementedError)
 GGUF_PY_QUANTIZES = {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0", "tq2_0", "mxfp4"}
 # ggml's quantizer searches with the importance weights; the others ignore them
-USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"}
+USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
+                "iq3_xxs", "iq3_s"}
 
 # |dequantize(quantize(x)) - x| <= BLOCK_ERROR * max |x| of the block, for ggml's reference
 # quantizers (no imatrix): half a step, or the clipped end of the range for the symmetric
@@ -113,6 +114,7 @@ RMS_ERROR = {
     "q4_0": 0.095, "q4_1": 0.095, "q5_0": 0.048, "q5_1": 0.048, "q8_0": 0.006, "iq4_nl": 0.09,
     "mxfp4": 0.16, "tq1_0": 0.85, "tq2_0": 0.85,   # ternary with d = amax: most of a gaussian rounds to 0
     "q2_K": 0.32, "q3_K": 0.165, "q4_K": 0.08, "q5_K": 0.04, "q6_K": 0.02,
+    "iq3_xxs": 0.23, "iq3_s": 0.18,
 }
 
 

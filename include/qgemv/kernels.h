@@ -20,6 +20,9 @@ typedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n)
 /* one row of n floats -> a row of weight blocks, as ggml's quantize_<name> (imatrix: n
  * importance weights, or NULL) */
 typedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n, const float *imatrix);
+/* builds the tables a weight quantizer reads (ggml's iq3_init_impl ...), once; not thread-safe:
+ * the driver calls it with the GIL held, before any quantize_row of that type */
+typedef void (*qgemv_quantize_init_fn)(void);
 /* sum over n values of weight row w times activation row a (a in the weight format's act) */
 typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
 /* a tile of rows x columns (src/tiles.h): for r < nrows, c < ncols,
@@ -38,6 +41,7 @@ typedef struct {
     qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES];  /* weight type -> tile of rows x columns */
     qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES];  /* act type -> quantizer */
     qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer */
+    qgemv_quantize_init_fn quantize_init[QGEMV_N_TYPES];   /* NULL, or what quantize_row needs first */
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;
