@@ -1,5 +1,5 @@
 # Declarations of the C side: mirrors include/qgemv/kernels.h and runtime.h (must match).
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
 
 cdef extern from "qgemv/kernels.h" nogil:
     enum: QGEMV_N_TYPES
@@ -7,12 +7,19 @@ cdef extern from "qgemv/kernels.h" nogil:
     ctypedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n) noexcept nogil
     ctypedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n,
                                                const float *imatrix) noexcept nogil
-    ctypedef void (*qgemv_quantize_init_fn)() noexcept nogil
     ctypedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a) noexcept nogil
     ctypedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
                                            const void *a, int64_t act_stride, int64_t ncols,
                                            float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
+    enum: QGEMV_GRID8_COUNT
+    enum: QGEMV_GRID8_KEYS
+    ctypedef struct qgemv_grid8:
+        int size
+        int64_t n_neighbours
+        const uint64_t *levels
+        const int32_t *map
+        const uint16_t *neighbours
     ctypedef struct qgemv_kernel_table:
         const char *isa
         qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES]
@@ -20,10 +27,11 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES]
         qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES]
         qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]
-        qgemv_quantize_init_fn quantize_init[QGEMV_N_TYPES]
         size_t block_nbytes[QGEMV_N_TYPES]
         size_t block_align[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
+        int (*quantize_prepare)(int qtype) noexcept nogil
+        const qgemv_grid8 *(*grid8)(int grid) noexcept nogil
 
 cdef extern from "qgemv/runtime.h" nogil:
     int qgemv_have_openmp()

@@ -19,7 +19,7 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from qgemv._kernels cimport (
-    QGEMV_N_TYPES, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
+    QGEMV_N_TYPES, QGEMV_GRID8_COUNT, QGEMV_GRID8_KEYS, qgemv_grid8, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
     qgemv_cpu_runs, qgemv_have_openmp, qgemv_omp_max_threads,
 )
 from qgemv._kernels cimport (
@@ -199,8 +199,8 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
     cdef Py_ssize_t rows = a.shape[0], cols = a.shape[1], r
     cdef const float *qw = &imatrix[0] if imatrix is not None else NULL
     cdef uint8_t[::1] bad = bytearray(rows)
-    if t.quantize_init[qtype] != NULL:
-        t.quantize_init[qtype]()   # ggml's lazily built tables: once, under the GIL
+    if t.quantize_prepare(qtype) != 0:   # ggml's quantize_init: shared tables, built once, GIL held
+        raise MemoryError(f"no memory for the quantization tables of type {qtype}")
     with nogil:
         for r in prange(rows, schedule="static", num_threads=n_threads):
             if _all_finite(&a[r, 0], cols):
@@ -211,3 +211,17 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
         if bad[r]:
             return r
     return -1
+
+
+def grid8_tables(str isa, int grid):
+    """Copies of ggml's iq2_init_impl tables of 8-value grid `grid` (0 iq2_xxs, 1 iq2_xs,
+    2 iq2_s, 3 iq1s; src/formats/quantize_grids.h)."""
+    cdef const qgemv_kernel_table *t = _table(isa)
+    if not 0 <= grid < QGEMV_GRID8_COUNT:
+        raise ValueError(f"no 8-value grid {grid}")
+    cdef const qgemv_grid8 *g = t.grid8(grid)
+    if g == NULL:
+        raise MemoryError("no memory for the grid tables")
+    # bytes copies (native byte order): levels uint64, map int32, neighbours uint16
+    return ((<const char *>g.levels)[:g.size * 8], (<const char *>g.map)[:QGEMV_GRID8_KEYS * 4],
+            (<const char *>g.neighbours)[:g.n_neighbours * 2])

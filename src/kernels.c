@@ -38,6 +38,7 @@
 #include "formats/quantize_tq.h"
 #include "formats/quantize_kquants.h"
 #include "formats/quantize_iq3.h"
+#include "formats/quantize_grids.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
@@ -60,8 +61,6 @@ QGEMV_FOR_EACH_MATMUL(QGEMV_DEFINE_VEC_DOT_TILE_GENERIC)
 #define QGEMV_VEC_DOT_ENTRY(id, name, act, act_id) [id] = vec_dot_##name##_##act,
 #define QGEMV_QUANTIZE_ENTRY(id, name) [id] = quantize_row_##name,
 #define QGEMV_QUANTIZE_WEIGHTS_ENTRY(id, name) [id] = quantize_##name,
-#define QGEMV_FOR_EACH_QUANTIZE_INIT(X) QGEMV_QUANTIZE_INITS_IQ3(X)
-#define QGEMV_QUANTIZE_INIT_ENTRY(name) [QGEMV_ID_##name] = quantize_init_##name,
 #define QGEMV_SIZE_ENTRY(id, name, block_size, type_size) [id] = sizeof(block_##name),
 #define QGEMV_ALIGN_ENTRY(id, name, block_size, type_size) [id] = _Alignof(block_##name),
 
@@ -72,8 +71,9 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .vec_dot_tile = {QGEMV_FOR_EACH_MATMUL(QGEMV_TILE_GENERIC_ENTRY) QGEMV_FOR_EACH_TILE_KERNEL(QGEMV_TILE_ENTRY)},
     .quantize_act = {QGEMV_FOR_EACH_ACTIVATION(QGEMV_QUANTIZE_ENTRY)},
     .quantize_row = {QGEMV_FOR_EACH_QUANTIZE(QGEMV_QUANTIZE_WEIGHTS_ENTRY)},
-    .quantize_init = {QGEMV_FOR_EACH_QUANTIZE_INIT(QGEMV_QUANTIZE_INIT_ENTRY)},
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,
+    .quantize_prepare = qgemv_quantize_prepare,
+    .grid8 = qgemv_grid8_get,
 };

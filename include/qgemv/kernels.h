@@ -20,9 +20,6 @@ typedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n)
 /* one row of n floats -> a row of weight blocks, as ggml's quantize_<name> (imatrix: n
  * importance weights, or NULL) */
 typedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n, const float *imatrix);
-/* builds the tables a weight quantizer reads (ggml's iq3_init_impl ...), once; not thread-safe:
- * the driver calls it with the GIL held, before any quantize_row of that type */
-typedef void (*qgemv_quantize_init_fn)(void);
 /* sum over n values of weight row w times activation row a (a in the weight format's act) */
 typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
 /* a tile of rows x columns (src/tiles.h): for r < nrows, c < ncols,
@@ -34,6 +31,17 @@ typedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stri
 /* sum over n of a[i] * b[i] in float32 */
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 
+/* ggml's iq2_init_impl tables of an 8-value grid (src/formats/quantize_grids.h) */
+enum { QGEMV_GRID8_IQ2XXS, QGEMV_GRID8_IQ2XS, QGEMV_GRID8_IQ2S, QGEMV_GRID8_IQ1S, QGEMV_GRID8_COUNT };
+#define QGEMV_GRID8_KEYS 43692   /* keys u = sum l_k 4^k of 8 levels in {0..3} that can occur */
+typedef struct {
+    int size;                  /* grid points */
+    int64_t n_neighbours;      /* entries of neighbours */
+    const uint64_t *levels;    /* [size]: point i's 8 odd values 2 l_k + 1, byte k */
+    const int32_t *map;        /* [QGEMV_GRID8_KEYS]: grid point of key u, or -(1 + offset) */
+    const uint16_t *neighbours; /* at an offset: count m, then m grid points, nearest first */
+} qgemv_grid8;
+
 typedef struct {
     const char *isa;                                    /* "baseline", "avx2", "avx512" */
     qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES];    /* NULL: not implemented */
@@ -41,10 +49,13 @@ typedef struct {
     qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES];  /* weight type -> tile of rows x columns */
     qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES];  /* act type -> quantizer */
     qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer */
-    qgemv_quantize_init_fn quantize_init[QGEMV_N_TYPES];   /* NULL, or what quantize_row needs first */
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;
+    /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;
+     * call with the GIL held, before the prange */
+    int (*quantize_prepare)(int qtype);
+    const qgemv_grid8 *(*grid8)(int grid);   /* an 8-value grid's tables, built if need be (GIL held) */
 } qgemv_kernel_table;
 
 extern const qgemv_kernel_table qgemv_kernels_baseline;

@@ -8,7 +8,8 @@
  * every group of 4 that is off the grid to its best nearby grid point; the weighted
  * least-squares scale of the best trial is refitted once more.  The nearby points come from
  * ggml's iq3_init_impl tables (qgemv_iq3_tables below), built by quantize_init_<name>, which
- * the driver calls with the GIL held before its prange.  Weights: imatrix qw sqrt(sigma2 + x^2)
+ * the driver calls (through quantize_prepare, quantize_grids.h) with the GIL held before its
+ * prange.  Weights: imatrix qw sqrt(sigma2 + x^2)
  * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one.  Helpers: quantize_common.h.
  */
 
@@ -78,8 +79,6 @@ static void quantize_init_iq3_xxs(void) {
 static void quantize_init_iq3_s(void) {
     if (!qgemv_iq3s_tables.ready) qgemv_iq3_build(&qgemv_iq3s_tables, iq3s_grid, 512, 1, 2, 3);
 }
-
-#define QGEMV_QUANTIZE_INITS_IQ3(X) X(iq3_xxs) X(iq3_s)
 
 /* the levels of grid point k into L[0..4) */
 static inline void qgemv_iq3_point_levels(const qgemv_iq3_tables *t, int k, int8_t *L) {
@@ -190,7 +189,7 @@ static inline void qgemv_iq3_weights_32(const float *xb, const float *qw, float 
 }
 
 /* sigma2 of a 256-block: 2 sum x^2 / 256 */
-static inline float qgemv_iq3_sigma2(const float *xbl) {
+static inline float qgemv_sigma2_256(const float *xbl) {
     float sumx2 = 0.0f;
     for (int i = 0; i < QK_K; i++) sumx2 += xbl[i] * xbl[i];
     return 2.0f * sumx2 / (float)QK_K;
@@ -217,7 +216,7 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
         uint32_t scales_and_signs[QK_K / 32] = {0};
         float scales[QK_K / 32];
         float max_scale = 0.0f;
-        const float sigma2 = qgemv_iq3_sigma2(x);
+        const float sigma2 = qgemv_sigma2_256(x);
         memset(y[ibl].qs, 0, sizeof(y[ibl].qs));
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const float *xb = x + 32 * ib;
@@ -294,7 +293,7 @@ static void quantize_iq3_s(const float *restrict x, void *restrict vy, int64_t n
         uint8_t *qs = b->qs, *signs = b->signs;
         float scales[QK_K / 32];
         float max_scale = 0.0f;
-        const float sigma2 = qgemv_iq3_sigma2(x);
+        const float sigma2 = qgemv_sigma2_256(x);
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const float *xb = x + 32 * ib;
             float weight[32], waux[32], xval[32];

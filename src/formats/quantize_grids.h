@@ -1,0 +1,196 @@
+/* The grid maps and neighbour lists of ggml's 8-value grids (ggml's iq2_init_impl), shared by
+ * the quantizers of iq2_xxs, iq2_xs, iq2_s (quantize_iq2.h) and iq1_s / iq1_m (the iq1s grid).
+ *
+ * A grid point of g = QGEMV_GRID8_IQ2XXS (256 points), _IQ2XS (512), _IQ2S (1024) or _IQ1S
+ * (2048) is 8 levels l_k in {0, 1, 2}, which ggml's searches use as the odd values 2 l_k + 1
+ * (1, 3, 5); its key is u = sum_k l_k 4^k.  For every key u < QGEMV_GRID8_KEYS of 8 levels in
+ * {0..3} (the rounded, clamped levels a search produces), the tables say where u lands:
+ *
+ *   map[u] = i >= 0          u is grid point i;
+ *   map[u] = -(1 + o) < 0    u is off the grid: neighbours[o] = m, neighbours[o + 1 .. o + m]
+ *                            are the grid points nearest u (squared distance of the odd values):
+ *                            all points at the nwant smallest distinct distances, ordered by
+ *                            (distance, index), which is the order ggml's qsort with
+ *                            iq2_compare_func gives (a total order, so no ties to break).
+ *                            nwant = 2 for iq2_xxs / iq2_xs, 1 for iq2_s, 3 for iq1_s / iq1_m.
+ *
+ * levels[i] holds point i's odd values 2 l_k + 1, byte k (ggml's kgrid_q2xs), decoded from the
+ * grids of qgemv/grids.h (iq2 bytes 8, 25, 43 and iq1s bytes -1, 0, 1 are levels 0, 1, 2).
+ * The lists are offsets and counts, exactly as ggml lays them out (u ascending).
+ *
+ * Thread safety: the tables of one grid are built once per process (per ISA variant, as this
+ * file is compiled into each kernel table) by qgemv_grid8_build, which the Cython driver calls
+ * through the kernel table's quantize_prepare(qtype) WITH THE GIL HELD, before its prange;
+ * the quantizers then only read them, through qgemv_grid8_ready.  They live until the process
+ * ends (ggml keeps its own until ggml_quantize_free); building twice is a no-op.
+ *
+ * To use a grid in a new quantizer (e.g. iq1_s): add its qtype to qgemv_quantize_prepare
+ * below (iq1_s / iq1_m are already there), then in the quantizer
+ *     const qgemv_grid8 *g = qgemv_grid8_ready(QGEMV_GRID8_IQ1S);
+ *     int i = g->map[u];  if (i < 0) { const uint16_t *nb = g->neighbours - i - 1; ... }
+ * and qgemv_grid8_best_neighbour for ggml's iq2_find_best_neighbour.
+ */
+
+#include <stdlib.h>
+
+static qgemv_grid8 qgemv_grid8_tables[QGEMV_GRID8_COUNT];
+
+/* the grid points of g, its size and its neighbour-list depth nwant */
+static void qgemv_grid8_source(int g, const uint64_t **points, int *size, int *nwant) {
+    switch (g) {
+    case QGEMV_GRID8_IQ2XXS: *points = iq2xxs_grid; *size = 256; *nwant = 2; break;
+    case QGEMV_GRID8_IQ2XS: *points = iq2xs_grid; *size = 512; *nwant = 2; break;
+    case QGEMV_GRID8_IQ2S: *points = iq2s_grid; *size = 1024; *nwant = 1; break;
+    default: *points = iq1s_grid; *size = NGRID_IQ1S; *nwant = 3; break;
+    }
+}
+
+/* the level 0, 1, 2 of a grid byte (iq2: 8, 25, 43; iq1s: -1, 0, 1), or -1 */
+static inline int qgemv_grid8_level(int g, uint8_t b) {
+    if (g == QGEMV_GRID8_IQ1S) return b == 0xff ? 0 : b == 0 ? 1 : b == 1 ? 2 : -1;
+    return b == 8 ? 0 : b == 25 ? 1 : b == 43 ? 2 : -1;
+}
+
+/* sum_k (a_k - b_k)^2 over the 4 levels (2 bits each) of two half-keys: a quarter of the
+ * squared distance of the odd values, so it orders distances as ggml's d2 does */
+static inline int qgemv_grid8_half_distance(int a, int b) {
+    int s = 0;
+    for (int k = 0; k < 4; k++) {
+        const int d = ((a >> 2 * k) & 3) - ((b >> 2 * k) & 3);
+        s += d * d;
+    }
+    return s;
+}
+
+/* Builds the tables of grid g (see the top of the file) unless built: 0, or -1 when out of
+ * memory (nothing kept).  Call with the GIL held, never from inside a prange. */
+static int qgemv_grid8_build(int g) {
+    if (g < 0 || g >= QGEMV_GRID8_COUNT) return -1;
+    qgemv_grid8 *t = &qgemv_grid8_tables[g];
+    if (t->neighbours) return 0;
+    const uint64_t *points;
+    int size, nwant;
+    qgemv_grid8_source(g, &points, &size, &nwant);
+
+    enum { MAX_D = 8 * 9 + 1 };   /* distances in quarter units: at most 8 (3 - 0)^2 */
+    uint64_t *levels = malloc((size_t)size * sizeof *levels);
+    int32_t *map = malloc(QGEMV_GRID8_KEYS * sizeof *map);
+    uint8_t *half = malloc(256 * 256);            /* half[a * 256 + b]: half_distance(a, b) */
+    uint16_t *key = malloc((size_t)size * sizeof *key);
+    uint8_t *dist = malloc((size_t)size);
+    size_t cap = (size_t)QGEMV_GRID8_KEYS * 8, used = 0;
+    uint16_t *nb = malloc(cap * sizeof *nb);
+    if (!levels || !map || !half || !key || !dist || !nb) goto fail;
+
+    for (int u = 0; u < QGEMV_GRID8_KEYS; u++) map[u] = -1;
+    for (int i = 0; i < size; i++) {
+        unsigned u = 0;
+        uint64_t odd = 0;
+        for (int k = 0; k < 8; k++) {
+            const int l = qgemv_grid8_level(g, (uint8_t)(points[i] >> 8 * k));
+            if (l < 0) goto fail;
+            u |= (unsigned)l << 2 * k;
+            odd |= (uint64_t)(2 * l + 1) << 8 * k;
+        }
+        levels[i] = odd;
+        key[i] = (uint16_t)u;
+        map[u] = i;
+    }
+    for (int a = 0; a < 256; a++)
+        for (int b = 0; b < 256; b++) half[a * 256 + b] = (uint8_t)qgemv_grid8_half_distance(a, b);
+
+    for (int u = 0; u < QGEMV_GRID8_KEYS; u++) {
+        if (map[u] >= 0) continue;
+        const uint8_t *lo = half + (u & 255) * 256, *hi = half + (u >> 8) * 256;
+        int count[MAX_D] = {0};
+        for (int j = 0; j < size; j++) {
+            dist[j] = (uint8_t)(lo[key[j] & 255] + hi[key[j] >> 8]);
+            count[dist[j]]++;
+        }
+        /* the nwant smallest distinct distances, each bucket in index order */
+        int n = 0, want[3], nd = 0;
+        for (int d = 0; d < MAX_D && nd < nwant; d++)
+            if (count[d]) { want[nd++] = d; n += count[d]; }
+        if (used + 1 + (size_t)n > cap) {
+            cap = 2 * cap + (size_t)n + 1;
+            uint16_t *grown = realloc(nb, cap * sizeof *nb);
+            if (!grown) goto fail;
+            nb = grown;
+        }
+        map[u] = -(int32_t)(used + 1);
+        nb[used++] = (uint16_t)n;
+        for (int w = 0; w < nd; w++)
+            for (int j = 0; j < size; j++)
+                if (dist[j] == want[w]) nb[used++] = (uint16_t)j;
+    }
+    free(half);
+    free(key);
+    free(dist);
+    uint16_t *fitted = realloc(nb, used * sizeof *nb);
+    t->levels = levels;
+    t->map = map;
+    t->neighbours = fitted ? fitted : nb;
+    t->size = size;
+    t->n_neighbours = (int64_t)used;
+    return 0;
+fail:
+    free(levels);
+    free(map);
+    free(half);
+    free(key);
+    free(dist);
+    free(nb);
+    return -1;
+}
+
+/* the tables of grid g, built (qgemv_grid8_build) or NULL; safe inside a prange */
+static inline const qgemv_grid8 *qgemv_grid8_ready(int g) {
+    return qgemv_grid8_tables[g].neighbours ? &qgemv_grid8_tables[g] : NULL;
+}
+
+/* the tables of grid g, built now if they were not: the kernel table's grid8 entry (tests
+ * read them through it); NULL when out of memory.  GIL held. */
+static const qgemv_grid8 *qgemv_grid8_get(int g) {
+    return qgemv_grid8_build(g) == 0 ? &qgemv_grid8_tables[g] : NULL;
+}
+
+/* Builds whatever ggml's quantize_init builds for qtype before quantize_row[qtype] runs: the
+ * kernel table's quantize_prepare, called by the Cython driver with the GIL held before its
+ * prange.  0, or -1 when out of memory. */
+static int qgemv_quantize_prepare(int qtype) {
+    switch (qtype) {
+    case QGEMV_ID_iq2_xxs: return qgemv_grid8_build(QGEMV_GRID8_IQ2XXS);
+    case QGEMV_ID_iq2_xs: return qgemv_grid8_build(QGEMV_GRID8_IQ2XS);
+    case QGEMV_ID_iq2_s: return qgemv_grid8_build(QGEMV_GRID8_IQ2S);
+    case QGEMV_ID_iq1_s:
+    case QGEMV_ID_iq1_m: return qgemv_grid8_build(QGEMV_GRID8_IQ1S);
+    case QGEMV_ID_iq3_xxs: quantize_init_iq3_xxs(); return 0;   /* quantize_iq3.h */
+    case QGEMV_ID_iq3_s: quantize_init_iq3_s(); return 0;
+    default: return 0;
+    }
+}
+
+/* ggml's iq2_find_best_neighbour: among the m = nb[0] grid points nb[1..m] the one nearest
+ * x (levels scaled by scale, distance weighted by w: sum w (scale q - x)^2 in ggml's order),
+ * the first one on ties; L = its 8 levels.  Returns the grid index. */
+static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const uint64_t *restrict levels,
+                                             const float *restrict x, const float *restrict w, float scale,
+                                             int8_t *restrict L) {
+    float best_d2 = FLT_MAX;
+    int best = nb[1];
+    for (int j = 1; j <= nb[0]; j++) {
+        const uint64_t p = levels[nb[j]];
+        float d2 = 0.0f;
+        for (int i = 0; i < 8; i++) {
+            const float diff = scale * (float)(int8_t)(p >> 8 * i) - x[i];
+            d2 += w[i] * diff * diff;
+        }
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            best = nb[j];
+        }
+    }
+    const uint64_t p = levels[best];
+    for (int i = 0; i < 8; i++) L[i] = (int8_t)((((int)(uint8_t)(p >> 8 * i)) - 1) / 2);
+    return best;
+}
