@@ -39,6 +39,7 @@
 #include "formats/quantize_kquants.h"
 #include "formats/quantize_iq3.h"
 #include "formats/quantize_grids.h"
+#include "formats/quantize_iq1.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
