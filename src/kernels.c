@@ -37,8 +37,9 @@
 #include "formats/quantize_q32.h"
 #include "formats/quantize_tq.h"
 #include "formats/quantize_kquants.h"
-#include "formats/quantize_iq3.h"
 #include "formats/quantize_grids.h"
+#include "formats/quantize_iq2.h"
+#include "formats/quantize_iq3.h"
 #include "formats/quantize_iq1.h"
 
 /* the Python table and the C structs agree on every byte size */

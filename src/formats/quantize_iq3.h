@@ -10,7 +10,8 @@
  * ggml's iq3_init_impl tables (qgemv_iq3_tables below), built by quantize_init_<name>, which
  * the driver calls (through quantize_prepare, quantize_grids.h) with the GIL held before its
  * prange.  Weights: imatrix qw sqrt(sigma2 + x^2)
- * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one.  Helpers: quantize_common.h.
+ * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one.  Helpers: quantize_common.h,
+ * and quantize_iq2.h's sign split qgemv_iq2_signs8 (the same as iq2's).
  */
 
 #define QGEMV_IQ3_MAP_SIZE 4096          /* 4 levels of 3 bits */
@@ -225,33 +226,7 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
             uint8_t block_signs[4];
             qgemv_iq3_weights_32(xb, qw ? qw + QK_K * ibl + 32 * ib : NULL, sigma2, weight, waux);
             /* signs of 8 values in 7 bits: an odd count of negatives flips the smallest w x^2 */
-            for (int k = 0; k < 4; k++) {
-                int nflip = 0;
-                unsigned s = 0;
-                for (int i = 0; i < 8; i++) {
-                    const float v = xb[8 * k + i];
-                    if (v >= 0) xval[8 * k + i] = v;
-                    else {
-                        xval[8 * k + i] = -v;
-                        nflip++;
-                        s |= 1u << i;
-                    }
-                }
-                if (nflip % 2) {
-                    int imin = 0;
-                    float min = weight[8 * k] * xb[8 * k] * xb[8 * k];
-                    for (int i = 1; i < 8; i++) {
-                        const float ax = weight[8 * k + i] * xb[8 * k + i] * xb[8 * k + i];
-                        if (ax < min) {
-                            min = ax;
-                            imin = i;
-                        }
-                    }
-                    xval[8 * k + imin] = -xval[8 * k + imin];
-                    s ^= 1u << imin;
-                }
-                block_signs[k] = (uint8_t)(s & 127);
-            }
+            for (int k = 0; k < 4; k++) block_signs[k] = qgemv_iq2_signs8(xb + 8 * k, weight + 8 * k, 1, xval + 8 * k);
             const float max = qgemv_iq3_max_32(xval);
             if (max < 1e-8f) {   /* ggml's GROUP_MAX_EPS_IQ3_XXS */
                 scales[ib] = 0.0f;
@@ -300,18 +275,7 @@ static void quantize_iq3_s(const float *restrict x, void *restrict vy, int64_t n
             int8_t L[32];
             uint8_t block_signs[4];
             qgemv_iq3_weights_32(xb, qw ? qw + QK_K * ibl + 32 * ib : NULL, sigma2, weight, waux);
-            for (int k = 0; k < 4; k++) {
-                unsigned s = 0;
-                for (int i = 0; i < 8; i++) {
-                    const float v = xb[8 * k + i];
-                    if (v >= 0) xval[8 * k + i] = v;
-                    else {
-                        xval[8 * k + i] = -v;
-                        s |= 1u << i;
-                    }
-                }
-                block_signs[k] = (uint8_t)s;
-            }
+            for (int k = 0; k < 4; k++) block_signs[k] = qgemv_iq2_signs8(xb + 8 * k, weight + 8 * k, 0, xval + 8 * k);
             const float max = qgemv_iq3_max_32(xval);
             if (max == 0.0f) {
                 scales[ib] = 0.0f;
