@@ -181,12 +181,20 @@ static inline int qgemv_iq3_grid_index(const qgemv_iq3_tables *t, const int8_t *
     return t->map[L[0] | L[1] << 3 | L[2] << 6 | L[3] << 9];
 }
 
-/* the weights of one 32-value sub-block and their square roots */
-static inline void qgemv_iq3_weights_32(const float *xb, const float *qw, float sigma2, float weight[32],
-                                        float waux[32]) {
+/* One 32-value sub-block made ready for the search: weights qw sqrt(sigma2 + x^2) (or x^2),
+ * their square roots waux, magnitudes xval and a sign byte per 8 (even_signs: iq3_xxs's 7-bit
+ * groups, see qgemv_iq2_signs8).  Returns the largest xval as ggml's MAX chain (with even
+ * signs xval may hold one negative). */
+static inline float qgemv_iq3_sub_block(const float *restrict xb, const float *restrict qw, float sigma2,
+                                        int even_signs, float *restrict weight, float *restrict waux,
+                                        float *restrict xval, uint8_t *restrict signs) {
     if (qw) qgemv_importance(xb, qw, sigma2, weight, 32);
     else for (int i = 0; i < 32; i++) weight[i] = xb[i] * xb[i];
     for (int i = 0; i < 32; i++) waux[i] = sqrtf(weight[i]);
+    for (int k = 0; k < 4; k++) signs[k] = qgemv_iq2_signs8(xb + 8 * k, weight + 8 * k, even_signs, xval + 8 * k);
+    float max = xval[0];
+    for (int i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
+    return max;
 }
 
 /* sigma2 of a 256-block: 2 sum x^2 / 256 */
@@ -194,13 +202,6 @@ static inline float qgemv_sigma2_256(const float *xbl) {
     float sumx2 = 0.0f;
     for (int i = 0; i < QK_K; i++) sumx2 += xbl[i] * xbl[i];
     return 2.0f * sumx2 / (float)QK_K;
-}
-
-/* the largest of 32 magnitudes as ggml's MAX chain (xval may hold one negative) */
-static inline float qgemv_iq3_max_32(const float *xval) {
-    float max = xval[0];
-    for (int i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
-    return max;
 }
 
 /* the sub-block scales as 4-bit s with scale ~ d (2 s + 1), d = max_scale / 31 */
@@ -224,10 +225,8 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
             float weight[32], waux[32], xval[32];
             int8_t L[32];
             uint8_t block_signs[4];
-            qgemv_iq3_weights_32(xb, qw ? qw + QK_K * ibl + 32 * ib : NULL, sigma2, weight, waux);
-            /* signs of 8 values in 7 bits: an odd count of negatives flips the smallest w x^2 */
-            for (int k = 0; k < 4; k++) block_signs[k] = qgemv_iq2_signs8(xb + 8 * k, weight + 8 * k, 1, xval + 8 * k);
-            const float max = qgemv_iq3_max_32(xval);
+            const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
+            const float max = qgemv_iq3_sub_block(xb, qwb, sigma2, 1, weight, waux, xval, block_signs);
             if (max < 1e-8f) {   /* ggml's GROUP_MAX_EPS_IQ3_XXS */
                 scales[ib] = 0.0f;
                 continue;
@@ -274,9 +273,8 @@ static void quantize_iq3_s(const float *restrict x, void *restrict vy, int64_t n
             float weight[32], waux[32], xval[32];
             int8_t L[32];
             uint8_t block_signs[4];
-            qgemv_iq3_weights_32(xb, qw ? qw + QK_K * ibl + 32 * ib : NULL, sigma2, weight, waux);
-            for (int k = 0; k < 4; k++) block_signs[k] = qgemv_iq2_signs8(xb + 8 * k, weight + 8 * k, 0, xval + 8 * k);
-            const float max = qgemv_iq3_max_32(xval);
+            const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
+            const float max = qgemv_iq3_sub_block(xb, qwb, sigma2, 0, weight, waux, xval, block_signs);
             if (max == 0.0f) {
                 scales[ib] = 0.0f;
                 continue;
