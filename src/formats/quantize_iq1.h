@@ -209,19 +209,36 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
             shifts[ib] = 0;
             if (qgemv_iq1_absmax(xb, 16) < 1e-7f) continue;   /* ggml's GROUP_MAX_EPS_IQ1_M */
             qgemv_iq1_sorted_order(xb, 16, order);
+            /* term[j][r][k]: value order[j] at level r (0, 1, 2) under shift pattern k, as
+             * (w v) x and (w v) v; each candidate sums its 16 terms in sorted order, as ggml, but
+             * the sums over j < i1 and then j < i2 are shared by the candidates they begin */
+            float tqx[16][3][4], tq2[16][3][4];
+            for (int j = 0; j < 16; j++) {
+                const int i = order[j];
+                for (int r = 0; r < 3; r++)
+                    for (int k = 0; k < 4; k++) {
+                        const float v = (i < 8 ? k < 2 : k % 2 == 0) ? x_p[r] : x_m[r];
+                        tqx[j][r][k] = w[i] * v * xb[i];
+                        tq2[j][r][k] = w[i] * v * v;
+                    }
+            }
             float best_score = -FLT_MAX, scale = 0.0f;
             int besti1 = -1, besti2 = -1, best_k = -1;
+            float hx1[4] = {0, 0, 0, 0}, h21[4] = {0, 0, 0, 0};   /* j < i1 at level 0 */
             for (int i1 = 0; i1 <= 16; i1++) {
+                if (i1 > 0)
+                    for (int k = 0; k < 4; k++) { hx1[k] += tqx[i1 - 1][0][k]; h21[k] += tq2[i1 - 1][0][k]; }
+                float hx2[4], h22[4];   /* then i1 <= j < i2 at level 1 */
+                memcpy(hx2, hx1, sizeof(hx2));
+                memcpy(h22, h21, sizeof(h22));
                 for (int i2 = i1; i2 <= 16; i2++) {
-                    float sumqx[4] = {0, 0, 0, 0}, sumq2[4] = {0, 0, 0, 0};
-                    for (int j = 0; j < 16; j++) {
-                        const int i = order[j], r = j < i1 ? 0 : j < i2 ? 1 : 2;
-                        for (int k = 0; k < 4; k++) {
-                            const float v = (i < 8 ? k < 2 : k % 2 == 0) ? x_p[r] : x_m[r];
-                            sumqx[k] += w[i] * v * xb[i];
-                            sumq2[k] += w[i] * v * v;
-                        }
-                    }
+                    if (i2 > i1)
+                        for (int k = 0; k < 4; k++) { hx2[k] += tqx[i2 - 1][1][k]; h22[k] += tq2[i2 - 1][1][k]; }
+                    float sumqx[4], sumq2[4];   /* then j >= i2 at level 2 */
+                    memcpy(sumqx, hx2, sizeof(sumqx));
+                    memcpy(sumq2, h22, sizeof(sumq2));
+                    for (int j = i2; j < 16; j++)
+                        for (int k = 0; k < 4; k++) { sumqx[k] += tqx[j][2][k]; sumq2[k] += tq2[j][2][k]; }
                     for (int k = 0; k < 4; k++) {
                         if (sumq2[k] > 0.0f && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
                             scale = sumqx[k] / sumq2[k];
