@@ -111,7 +111,7 @@ static void quantize_iq1_s(const float *restrict x, void *restrict vy, int64_t n
         memset(&y[ibl], 0, sizeof(y[ibl]));
         float scales[QK_K / 32], max_scale = 0.0f;
         int shifts[QK_K / 32];
-        const float sigma2 = qgemv_sigma2_256(x);
+        const float sigma2 = 2 * qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const float *xb = x + 32 * ib;
             float w[32], sumx[33], sumw[33];
@@ -196,7 +196,7 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
         memset(&y[ibl], 0, sizeof(y[ibl]));
         float scales[QK_K / 16], max_scale = 0.0f;
         int shifts[QK_K / 16];
-        const float sigma2 = qgemv_sigma2_256(x);
+        const float sigma2 = 2 * qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 16; ib++) {
             const float *xb = x + 16 * ib;
             const float *qwb = qw ? qw + QK_K * ibl + 16 * ib : NULL;

@@ -10,8 +10,9 @@
  * ggml's iq3_init_impl tables (qgemv_iq3_tables below), built by quantize_init_<name>, which
  * the driver calls (through quantize_prepare, quantize_grids.h) with the GIL held before its
  * prange.  Weights: imatrix qw sqrt(sigma2 + x^2)
- * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one.  Helpers: quantize_common.h,
- * and quantize_iq2.h's sign split qgemv_iq2_signs8 (the same as iq2's).
+ * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one (iq2's sub-block preparation
+ * qgemv_iq2_sub_block with sigma2 = 0: its plain weights sigma2 / 4 + x^2 are then x^2
+ * exactly; its sign split is iq3's).  Helpers: quantize_common.h, quantize_iq2.h.
  */
 
 #define QGEMV_IQ3_MAP_SIZE 4096          /* 4 levels of 3 bits */
@@ -181,29 +182,6 @@ static inline int qgemv_iq3_grid_index(const qgemv_iq3_tables *t, const int8_t *
     return t->map[L[0] | L[1] << 3 | L[2] << 6 | L[3] << 9];
 }
 
-/* One 32-value sub-block made ready for the search: weights qw sqrt(sigma2 + x^2) (or x^2),
- * their square roots waux, magnitudes xval and a sign byte per 8 (even_signs: iq3_xxs's 7-bit
- * groups, see qgemv_iq2_signs8).  Returns the largest xval as ggml's MAX chain (with even
- * signs xval may hold one negative). */
-static inline float qgemv_iq3_sub_block(const float *restrict xb, const float *restrict qw, float sigma2,
-                                        int even_signs, float *restrict weight, float *restrict waux,
-                                        float *restrict xval, uint8_t *restrict signs) {
-    if (qw) qgemv_importance(xb, qw, sigma2, weight, 32);
-    else for (int i = 0; i < 32; i++) weight[i] = xb[i] * xb[i];
-    for (int i = 0; i < 32; i++) waux[i] = sqrtf(weight[i]);
-    for (int k = 0; k < 4; k++) signs[k] = qgemv_iq2_signs8(xb + 8 * k, weight + 8 * k, even_signs, xval + 8 * k);
-    float max = xval[0];
-    for (int i = 1; i < 32; i++) max = max > xval[i] ? max : xval[i];
-    return max;
-}
-
-/* sigma2 of a 256-block: 2 sum x^2 / 256 */
-static inline float qgemv_sigma2_256(const float *xbl) {
-    float sumx2 = 0.0f;
-    for (int i = 0; i < QK_K; i++) sumx2 += xbl[i] * xbl[i];
-    return 2.0f * sumx2 / (float)QK_K;
-}
-
 /* the sub-block scales as 4-bit s with scale ~ d (2 s + 1), d = max_scale / 31 */
 static inline int qgemv_iq3_scale4(float id, float scale) {
     return qgemv_clamp_int(qgemv_nearest_int(0.5f * (id * scale - 1.0f)), 0, 15);
@@ -218,7 +196,7 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
         uint32_t scales_and_signs[QK_K / 32] = {0};
         float scales[QK_K / 32];
         float max_scale = 0.0f;
-        const float sigma2 = qgemv_sigma2_256(x);
+        const float sigma2 = 2 * qgemv_sum_squares_256(x) / QK_K;
         memset(y[ibl].qs, 0, sizeof(y[ibl].qs));
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const float *xb = x + 32 * ib;
@@ -226,7 +204,7 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
             int8_t L[32];
             uint8_t block_signs[4];
             const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
-            const float max = qgemv_iq3_sub_block(xb, qwb, sigma2, 1, weight, waux, xval, block_signs);
+            const float max = qgemv_iq2_sub_block(32, xb, qwb, qwb ? sigma2 : 0.0f, 1, weight, waux, xval, block_signs);
             if (max < 1e-8f) {   /* ggml's GROUP_MAX_EPS_IQ3_XXS */
                 scales[ib] = 0.0f;
                 continue;
@@ -267,14 +245,14 @@ static void quantize_iq3_s(const float *restrict x, void *restrict vy, int64_t n
         uint8_t *qs = b->qs, *signs = b->signs;
         float scales[QK_K / 32];
         float max_scale = 0.0f;
-        const float sigma2 = qgemv_sigma2_256(x);
+        const float sigma2 = 2 * qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const float *xb = x + 32 * ib;
             float weight[32], waux[32], xval[32];
             int8_t L[32];
             uint8_t block_signs[4];
             const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
-            const float max = qgemv_iq3_sub_block(xb, qwb, sigma2, 0, weight, waux, xval, block_signs);
+            const float max = qgemv_iq2_sub_block(32, xb, qwb, qwb ? sigma2 : 0.0f, 0, weight, waux, xval, block_signs);
             if (max == 0.0f) {
                 scales[ib] = 0.0f;
                 continue;
