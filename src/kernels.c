@@ -40,6 +40,8 @@
 #include "formats/quantize_fp4_bits.h"
 #include "formats/quantize_grids.h"
 #include "formats/quantize_iq2.h"
+#include "formats/quantize_iq3.h"
+#include "formats/quantize_iq1.h"
 
 /* the Python table and the C structs agree on every byte size */
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \

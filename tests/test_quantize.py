@@ -20,7 +20,7 @@ QUANTIZE = qgemv.formats("quantize")
 GGUF_PY_QUANTIZES = {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0", "tq2_0", "mxfp4"}
 # ggml's quantizer searches with the importance weights; the others ignore them
 USES_IMATRIX = {"q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "iq4_xs", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
-                "iq2_xxs", "iq2_xs", "iq2_s"}
+                "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m"}
 
 # |dequantize(quantize(x)) - x| <= BLOCK_ERROR * max |x| of the block, for ggml's reference
 # quantizers (no imatrix): half a step, or the clipped end of the range for the symmetric
@@ -146,6 +146,8 @@ RMS_ERROR = {
     "q1_0": 0.62,   # d = mean |x|: sqrt(1 - 2 / pi) = 0.60 of a gaussian
     "q2_0": 0.75,   # d = amax of 64 values: most of a gaussian rounds to 0
     "iq2_xxs": 0.37, "iq2_xs": 0.32, "iq2_s": 0.28,   # measured 0.352, 0.306, 0.263 (imatrix: 0.253)
+    "iq3_xxs": 0.23, "iq3_s": 0.18,   # measured 0.212, 0.164 (imatrix: 0.188, 0.139)
+    "iq1_s": 0.53, "iq1_m": 0.62,     # measured 0.500 (imatrix only), 0.579 (imatrix: 0.471)
 }
 
 

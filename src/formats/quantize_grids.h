@@ -187,6 +187,9 @@ static const qgemv_grid8 *qgemv_grid8_get(int g) {
 /* Builds whatever ggml's quantize_init builds for qtype before quantize_row[qtype] runs: the
  * kernel table's quantize_prepare, called by the Cython driver with the GIL held before its
  * prange.  0, or -1 when out of memory. */
+static void quantize_init_iq3_xxs(void);   /* quantize_iq3.h, included later */
+static void quantize_init_iq3_s(void);
+
 static int qgemv_quantize_prepare(int qtype) {
     switch (qtype) {
     case QGEMV_ID_iq2_xxs: return qgemv_grid8_build(QGEMV_GRID8_IQ2XXS);
@@ -194,6 +197,8 @@ static int qgemv_quantize_prepare(int qtype) {
     case QGEMV_ID_iq2_s: return qgemv_grid8_build(QGEMV_GRID8_IQ2S);
     case QGEMV_ID_iq1_s:
     case QGEMV_ID_iq1_m: return qgemv_grid8_build(QGEMV_GRID8_IQ1S);
+    case QGEMV_ID_iq3_xxs: quantize_init_iq3_xxs(); return 0;   /* quantize_iq3.h */
+    case QGEMV_ID_iq3_s: quantize_init_iq3_s(); return 0;
     default: return 0;
     }
 }
