@@ -7,7 +7,7 @@
  * small, so ties stay in index order), then an exhaustive search of the two split points that
  * cut the sorted values into q = -1, 0, 1, for each shift, maximising (sum w x q')^2 / sum w q'^2
  * (q' = q + shift); groups of 8 off the grid snap to their best neighbour (ggml's
- * iq1_find_best_neighbour2) and the scale is refitted.  The grid map and neighbour lists are
+ * iq1_find_best_neighbour2: qgemv_grid8_best_neighbour with the shifted level values) and the scale is refitted.  The grid map and neighbour lists are
  * ggml's iq2_init_impl tables of the iq1s grid (quantize_grids.h), which the driver builds
  * with the GIL held before its prange.  Weights: imatrix qw sqrt(sigma2 + x^2), sigma2 =
  * 2 mean(x^2) of the 256-block; iq1_s requires them (as ggml), iq1_m uses x^2 without.
@@ -25,29 +25,6 @@ static inline void qgemv_iq1_sorted_order(const float *x, int n, int *order) {
     }
 }
 
-/* ggml's iq1_find_best_neighbour2: among the neighbours nb of an off-grid group of 8, the
- * first point minimising sum w (scale xg[l] - x)^2; its levels into L.  Returns its index. */
-static int qgemv_iq1_best_neighbour(const qgemv_grid8 *g, const uint16_t *nb, const float *x, const float *w,
-                                    float scale, const float *xg, int8_t *L) {
-    float best_d2 = FLT_MAX;
-    int best = nb[1];   /* ggml asserts one is found (d2 finite) */
-    for (int j = 1; j <= nb[0]; j++) {
-        const uint64_t p = g->levels[nb[j]];
-        float d2 = 0.0f;
-        for (int i = 0; i < 8; i++) {
-            const float q = xg[((int)(p >> 8 * i & 0xff) - 1) / 2];
-            const float diff = scale * q - x[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = nb[j];
-        }
-    }
-    for (int i = 0; i < 8; i++) L[i] = (int8_t)(((int)(g->levels[best] >> 8 * i & 0xff) - 1) / 2);
-    return best;
-}
-
 /* the grid point of each group of 8 levels L (snapped to the best neighbour at scale when off
  * the grid, shift table xg[k] of group k); returns whether all were on the grid */
 static int qgemv_iq1_snap(const qgemv_grid8 *g, int ngroups, const float *xb, const float *w, float scale,
@@ -59,8 +36,8 @@ static int qgemv_iq1_snap(const qgemv_grid8 *g, int ngroups, const float *xb, co
         int grid_index = g->map[u];
         if (grid_index < 0) {
             all_on_grid = 0;
-            grid_index = qgemv_iq1_best_neighbour(g, g->neighbours - grid_index - 1, xb + 8 * k, w + 8 * k, scale,
-                                                  xg[k], L + 8 * k);
+            grid_index = qgemv_grid8_best_neighbour(g->neighbours - grid_index - 1, g, xb + 8 * k, w + 8 * k, scale,
+                                                    xg[k], L + 8 * k);
         }
         index[k] = (uint16_t)grid_index;
     }
@@ -85,12 +62,6 @@ static float qgemv_iq1_refit(const qgemv_grid8 *g, int ngroups, const float *xb,
 /* levels 0, 1, 2 by sorted position: below i1, below i2, the rest */
 static inline void qgemv_iq1_split_levels(const int *order, int n, int i1, int i2, int8_t *L) {
     for (int j = 0; j < n; j++) L[order[j]] = (int8_t)(j < i1 ? 0 : j < i2 ? 1 : 2);
-}
-
-/* sigma2 of a 256-block, 2 sum x^2 / 256, and the weights of n values */
-static inline void qgemv_iq1_weights(const float *xb, const float *qw, float sigma2, float *w, int n) {
-    if (qw) qgemv_importance(xb, qw, sigma2, w, n);
-    else for (int i = 0; i < n; i++) w[i] = xb[i] * xb[i];
 }
 
 static inline float qgemv_iq1_absmax(const float *xb, int n) {
@@ -118,7 +89,7 @@ static void quantize_iq1_s(const float *restrict x, void *restrict vy, int64_t n
             int order[32];
             int8_t L[32];
             uint16_t index[4];
-            qgemv_iq1_weights(xb, qw + QK_K * ibl + 32 * ib, sigma2, w, 32);
+            qgemv_search_weights(xb, qw + QK_K * ibl + 32 * ib, sigma2, w, 32);
             scales[ib] = 0.0f;
             shifts[ib] = 1;
             if (qgemv_iq1_absmax(xb, 32) < 1e-12f) continue;   /* ggml's GROUP_MAX_EPS_IQ1_S */
@@ -204,7 +175,7 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
             int order[16];
             int8_t L[16];
             uint16_t index[2];
-            qgemv_iq1_weights(xb, qwb, sigma2, w, 16);
+            qgemv_search_weights(xb, qwb, qwb ? sigma2 : 0.0f, w, 16);
             scales[ib] = 0.0f;
             shifts[ib] = 0;
             if (qgemv_iq1_absmax(xb, 16) < 1e-7f) continue;   /* ggml's GROUP_MAX_EPS_IQ1_M */
@@ -278,7 +249,8 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
             y[ibl].qh[ib] |= masks[shifts[ib]];
             const float *xb = x + 16 * ib;
             float w[16];
-            qgemv_iq1_weights(xb, qw ? qw + QK_K * ibl + 16 * ib : NULL, sigma2, w, 16);
+            const float *qwb = qw ? qw + QK_K * ibl + 16 * ib : NULL;
+            qgemv_search_weights(xb, qwb, qwb ? sigma2 : 0.0f, w, 16);
             for (int k = 0; k < 2; k++) {
                 const float *xx = (k == 0 ? shifts[ib] < 2 : shifts[ib] % 2 == 0) ? x_p : x_m;
                 const uint64_t p = g->levels[y[ibl].qs[2 * ib + k] | (y[ibl].qh[ib] >> 4 * k & 7) << 8];

@@ -10,9 +10,9 @@
  * ggml's iq3_init_impl tables (qgemv_iq3_tables below), built by quantize_init_<name>, which
  * the driver calls (through quantize_prepare, quantize_grids.h) with the GIL held before its
  * prange.  Weights: imatrix qw sqrt(sigma2 + x^2)
- * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one (iq2's sub-block preparation
- * qgemv_iq2_sub_block with sigma2 = 0: its plain weights sigma2 / 4 + x^2 are then x^2
- * exactly; its sign split is iq3's).  Helpers: quantize_common.h, quantize_iq2.h.
+ * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one (the grid searches' sub-block
+ * preparation qgemv_weights_magnitudes_signs with sigma2 = 0; its sign split is iq3's).
+ * Helpers: quantize_common.h, quantize_grids.h.
  */
 
 #define QGEMV_IQ3_MAP_SIZE 4096          /* 4 levels of 3 bits */
@@ -204,7 +204,7 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
             int8_t L[32];
             uint8_t block_signs[4];
             const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
-            const float max = qgemv_iq2_sub_block(32, xb, qwb, qwb ? sigma2 : 0.0f, 1, weight, waux, xval, block_signs);
+            const float max = qgemv_weights_magnitudes_signs(32, xb, qwb, qwb ? sigma2 : 0.0f, 1, weight, waux, xval, block_signs);
             if (max < 1e-8f) {   /* ggml's GROUP_MAX_EPS_IQ3_XXS */
                 scales[ib] = 0.0f;
                 continue;
@@ -252,7 +252,7 @@ static void quantize_iq3_s(const float *restrict x, void *restrict vy, int64_t n
             int8_t L[32];
             uint8_t block_signs[4];
             const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
-            const float max = qgemv_iq2_sub_block(32, xb, qwb, qwb ? sigma2 : 0.0f, 0, weight, waux, xval, block_signs);
+            const float max = qgemv_weights_magnitudes_signs(32, xb, qwb, qwb ? sigma2 : 0.0f, 0, weight, waux, xval, block_signs);
             if (max == 0.0f) {
                 scales[ib] = 0.0f;
                 continue;
