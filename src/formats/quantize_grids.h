@@ -1,7 +1,8 @@
 /* The grid maps and neighbour lists of ggml's 8-value grids (ggml's iq2_init_impl) and the
  * neighbour search over them, shared by the quantizers of iq2_xxs, iq2_xs, iq2_s
  * (quantize_iq2.h) and iq1_s / iq1_m (the iq1s grid, quantize_iq1.h); and the sub-block
- * preparation (weights, magnitudes, sign bits) of the grid searches, which iq3 uses too.
+ * preparation (weights, magnitudes, sign bits) and the neighbour search, which iq3's 4-value
+ * grids use too.
  *
  * A grid point of g = QGEMV_GRID8_IQ2XXS (256 points), _IQ2XS (512), _IQ2S (1024) or _IQ1S
  * (2048) is 8 levels l_k in {0, 1, 2}, which ggml's searches use as the odd values 2 l_k + 1
@@ -30,8 +31,9 @@
  * below (iq1_s / iq1_m are already there), then in the quantizer
  *     const qgemv_grid8 *g = qgemv_grid8_ready(QGEMV_GRID8_IQ1S);
  *     int i = g->map[u];  if (i < 0) { const uint16_t *nb = g->neighbours - i - 1; ... }
- * and qgemv_grid8_best_neighbour(nb, g, x, w, scale, xg, L) for ggml's iq2_find_best_neighbour
- * and iq1_find_best_neighbour2 (quantize_iq2.h and quantize_iq1.h show the whole pattern).
+ * and qgemv_grid_best_neighbour(nb, (const uint8_t *)g->levels, 8, ...) for ggml's
+ * iq2_find_best_neighbour and iq1_find_best_neighbour2 (quantize_iq2.h and quantize_iq1.h show
+ * the whole pattern).
  */
 
 #include <stdlib.h>
@@ -256,32 +258,37 @@ static inline float qgemv_weights_magnitudes_signs(int n, const float *restrict 
 
 /* ---------------------------------------------------------------- the neighbour search */
 
-/* ggml's iq2_find_best_neighbour and iq1_find_best_neighbour2, one search: among the m = nb[0]
- * grid points nb[1..m] the one nearest x, its levels l taking the values xg[l] (iq2: the odd
- * values 1, 3, 5; iq1: shifted -1, 0, 1) scaled by scale, distance weighted by w:
- * sum_i (w_i diff_i) diff_i in order i, diff_i = scale xg[l_i] - x_i; the first one on ties.
- * L = its 8 levels.  Returns the grid index.  The AVX2 path takes 8 neighbours at once, one
- * lane each (their levels gathered as two 32-bit halves, xg looked up by permute), with the
- * same operations in the same order, and scans the lanes in order as the scalar loop does. */
-static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const qgemv_grid8 *g,
-                                             const float *restrict x, const float *restrict w, float scale,
-                                             const float xg[3], int8_t *restrict L) {
+/* ggml's iq2_find_best_neighbour, iq1_find_best_neighbour2 and iq3_find_best_neighbour, one
+ * search: among the m = nb[0] grid points nb[1..m] (point k: the n = 4 or 8 bytes
+ * points[n k ..], each an odd value 2 l + 1) the one nearest x, level l taking the value xg[l]
+ * (iq2, iq3: the odd value itself; iq1: shifted -1, 0, 1; n_levels <= 8 of them) scaled by
+ * scale, distance weighted by w: sum_i (w_i diff_i) diff_i in order i, diff_i = scale xg[l_i]
+ * - x_i; the first one on ties.  L = its n levels.  Returns the grid index.  The AVX2 path
+ * takes 8 neighbours at once, one lane each (their points gathered as 32-bit words, xg looked
+ * up by permute), with the same operations in the same order, and scans the lanes in order as
+ * the scalar loop does. */
+static inline int qgemv_grid_best_neighbour(const uint16_t *restrict nb, const uint8_t *restrict points, int n,
+                                            const float *restrict xg, int n_levels, const float *restrict x,
+                                            const float *restrict w, float scale, int8_t *restrict L) {
     const int m = nb[0];
     float best_d2 = FLT_MAX;
     int best = nb[1];   /* ggml asserts one is found (d2 finite) */
     int j = 1;
 #if defined(QGEMV_AVX2)
-    const __m256 vscale = _mm256_set1_ps(scale);
-    const __m256 vxg = _mm256_setr_ps(xg[0], xg[1], xg[2], 0.0f, 0.0f, 0.0f, 0.0f, 0.0f);
-    const __m256i three = _mm256_set1_epi32(3);
-    const int *halves = (const int *)g->levels;
+    float xg8[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    memcpy(xg8, xg, (size_t)n_levels * sizeof *xg);
+    const __m256 vscale = _mm256_set1_ps(scale), vxg = _mm256_loadu_ps(xg8);
+    const __m256i seven = _mm256_set1_epi32(7);
+    const int *words = (const int *)points;
     for (; j + 8 <= m + 1; j += 8) {
-        const __m256i idx = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(nb + j))), 1);
-        const __m256i half[2] = {_mm256_i32gather_epi32(halves, idx, 4), _mm256_i32gather_epi32(halves + 1, idx, 4)};
+        const __m256i idx = _mm256_mullo_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(nb + j))),
+                                               _mm256_set1_epi32(n / 4));
+        __m256i word[2];
+        for (int h = 0; h < n / 4; h++) word[h] = _mm256_i32gather_epi32(words + h, idx, 4);
         __m256 d2 = _mm256_setzero_ps();
-        for (int i = 0; i < 8; i++) {
-            /* byte i of the point is 2 l + 1: l = its bits 1..2 */
-            const __m256i l = _mm256_and_si256(_mm256_srli_epi32(half[i / 4], 8 * (i % 4) + 1), three);
+        for (int i = 0; i < n; i++) {
+            /* byte i of the point is 2 l + 1: l = its bits 1..3 */
+            const __m256i l = _mm256_and_si256(_mm256_srli_epi32(word[i / 4], 8 * (i % 4) + 1), seven);
             const __m256 q = _mm256_permutevar8x32_ps(vxg, l);
             const __m256 diff = _mm256_sub_ps(_mm256_mul_ps(vscale, q), _mm256_set1_ps(x[i]));
             d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff));
@@ -291,12 +298,14 @@ static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const 
         for (int k = 0; k < 8; k++)
             if (d2s[k] < best_d2) { best_d2 = d2s[k]; best = nb[j + k]; }
     }
+#else
+    (void)n_levels;
 #endif
     for (; j <= m; j++) {
-        const uint64_t p = g->levels[nb[j]];
+        const uint8_t *p = points + (size_t)n * nb[j];
         float d2 = 0.0f;
-        for (int i = 0; i < 8; i++) {
-            const float diff = scale * xg[(p >> 8 * i & 0xff) >> 1] - x[i];
+        for (int i = 0; i < n; i++) {
+            const float diff = scale * xg[p[i] >> 1] - x[i];
             d2 += w[i] * diff * diff;
         }
         if (d2 < best_d2) {
@@ -304,6 +313,6 @@ static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const 
             best = nb[j];
         }
     }
-    for (int i = 0; i < 8; i++) L[i] = (int8_t)((g->levels[best] >> 8 * i & 0xff) >> 1);
+    for (int i = 0; i < n; i++) L[i] = (int8_t)(points[(size_t)n * best + i] >> 1);
     return best;
 }

@@ -7,7 +7,7 @@
  * small, so ties stay in index order), then an exhaustive search of the two split points that
  * cut the sorted values into q = -1, 0, 1, for each shift, maximising (sum w x q')^2 / sum w q'^2
  * (q' = q + shift); groups of 8 off the grid snap to their best neighbour (ggml's
- * iq1_find_best_neighbour2: qgemv_grid8_best_neighbour with the shifted level values) and the scale is refitted.  The grid map and neighbour lists are
+ * iq1_find_best_neighbour2: qgemv_grid_best_neighbour with the shifted level values) and the scale is refitted.  The grid map and neighbour lists are
  * ggml's iq2_init_impl tables of the iq1s grid (quantize_grids.h), which the driver builds
  * with the GIL held before its prange.  Weights: imatrix qw sqrt(sigma2 + x^2), sigma2 =
  * 2 mean(x^2) of the 256-block; iq1_s requires them (as ggml), iq1_m uses x^2 without.
@@ -36,8 +36,8 @@ static int qgemv_iq1_snap(const qgemv_grid8 *g, int ngroups, const float *xb, co
         int grid_index = g->map[u];
         if (grid_index < 0) {
             all_on_grid = 0;
-            grid_index = qgemv_grid8_best_neighbour(g->neighbours - grid_index - 1, g, xb + 8 * k, w + 8 * k, scale,
-                                                    xg[k], L + 8 * k);
+            grid_index = qgemv_grid_best_neighbour(g->neighbours - grid_index - 1, (const uint8_t *)g->levels, 8, xg[k],
+                                                   3, xb + 8 * k, w + 8 * k, scale, L + 8 * k);
         }
         index[k] = (uint16_t)grid_index;
     }

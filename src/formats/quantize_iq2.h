@@ -34,7 +34,8 @@ static const float qgemv_iq2_level_values[3] = {1.0f, 3.0f, 5.0f};
 static inline int qgemv_iq2_onto_grid(const qgemv_grid8 *g, unsigned u, const float *restrict xval,
                                       const float *restrict waux, float scale, int8_t *restrict L) {
     if (g->map[u] >= 0) return 1;
-    qgemv_grid8_best_neighbour(g->neighbours - g->map[u] - 1, g, xval, waux, scale, qgemv_iq2_level_values, L);
+    qgemv_grid_best_neighbour(g->neighbours - g->map[u] - 1, (const uint8_t *)g->levels, 8, qgemv_iq2_level_values, 3,
+                              xval, waux, scale, L);
     return 0;
 }
 

@@ -82,31 +82,15 @@ static void quantize_init_iq3_s(void) {
     if (!qgemv_iq3s_tables.ready) qgemv_iq3_build(&qgemv_iq3s_tables, iq3s_grid, 512, 1, 2, 3);
 }
 
-/* the levels of grid point k into L[0..4) */
-static inline void qgemv_iq3_point_levels(const qgemv_iq3_tables *t, int k, int8_t *L) {
-    for (int i = 0; i < 4; i++) L[i] = (int8_t)(((int)(t->grid[k] >> 8 * i & 0xff) - 1) / 2);
-}
+/* the values of levels 0..7 in iq3's searches: the odd values 2 l + 1 */
+static const float qgemv_iq3_level_values[8] = {1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f, 13.0f, 15.0f};
 
 /* ggml's iq3_find_best_neighbour: of the neighbours of off-grid u, the first point minimising
- * sum w (scale q - x)^2 (q = 2 l + 1), its levels into L */
-static int qgemv_iq3_best_neighbour(const qgemv_iq3_tables *t, int u, const float *xval, const float *w,
-                                    float scale, int8_t *L) {
-    const uint16_t *nb = t->neighbours + (-t->map[u] - 1);
-    float best_d2 = FLT_MAX;
-    int best = nb[1];   /* ggml asserts one is found (d2 finite) */
-    for (int j = 1; j <= nb[0]; j++) {
-        float d2 = 0.0f;
-        for (int i = 0; i < 4; i++) {
-            const float diff = scale * (float)(int)(t->grid[nb[j]] >> 8 * i & 0xff) - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = nb[j];
-        }
-    }
-    qgemv_iq3_point_levels(t, best, L);
-    return best;
+ * sum w (scale q - x)^2 (q = 2 l + 1), its levels into L (quantize_grids.h) */
+static inline int qgemv_iq3_best_neighbour(const qgemv_iq3_tables *t, int u, const float *xval, const float *w,
+                                           float scale, int8_t *L) {
+    return qgemv_grid_best_neighbour(t->neighbours + (-t->map[u] - 1), (const uint8_t *)t->grid, 4,
+                                     qgemv_iq3_level_values, 8, xval, w, scale, L);
 }
 
 /* the 4 levels of x at inverse scale id: clamp(nearest_int((id x - 1) / 2), 0, 7), and their
