@@ -19,7 +19,6 @@ cdef extern from "qgemv/kernels.h" nogil:
         int size
         int64_t n_neighbours
         const uint64_t *levels
-        const float *values
         const int32_t *map
         const uint16_t *neighbours
     ctypedef struct qgemv_kernel_table:

@@ -40,7 +40,6 @@ typedef struct {
     int size;                  /* grid points */
     int64_t n_neighbours;      /* entries of neighbours */
     const uint64_t *levels;    /* [size]: point i's 8 odd values 2 l_k + 1, byte k */
-    const float *values;       /* [size * 8]: the same odd values as floats, 8 per point */
     const int32_t *map;        /* [QGEMV_GRID8_KEYS]: grid point of key u, or -(1 + offset) */
     const uint16_t *neighbours; /* at an offset: count m, then m grid points, nearest first */
 } qgemv_grid8;

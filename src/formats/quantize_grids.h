@@ -1,5 +1,8 @@
-/* The grid maps and neighbour lists of ggml's 8-value grids (ggml's iq2_init_impl), shared by
- * the quantizers of iq2_xxs, iq2_xs, iq2_s (quantize_iq2.h) and iq1_s / iq1_m (the iq1s grid).
+/* The grid maps and neighbour lists of ggml's 8-value grids (ggml's iq2_init_impl) and the
+ * neighbour search over them, shared by the quantizers of iq2_xxs, iq2_xs, iq2_s
+ * (quantize_iq2.h) and iq1_s / iq1_m (the iq1s grid, quantize_iq1.h); and the sub-block
+ * preparation (weights, magnitudes, sign bits) and the neighbour search, which iq3's 4-value
+ * grids use too.
  *
  * A grid point of g = QGEMV_GRID8_IQ2XXS (256 points), _IQ2XS (512), _IQ2S (1024) or _IQ1S
  * (2048) is 8 levels l_k in {0, 1, 2}, which ggml's searches use as the odd values 2 l_k + 1
@@ -15,8 +18,7 @@
  *                            nwant = 2 for iq2_xxs / iq2_xs, 1 for iq2_s, 3 for iq1_s / iq1_m.
  *
  * levels[i] holds point i's odd values 2 l_k + 1, byte k (ggml's kgrid_q2xs), decoded from the
- * grids of qgemv/grids.h (iq2 bytes 8, 25, 43 and iq1s bytes -1, 0, 1 are levels 0, 1, 2);
- * values[8 i + k] the same as floats (the neighbour search gathers them).
+ * grids of qgemv/grids.h (iq2 bytes 8, 25, 43 and iq1s bytes -1, 0, 1 are levels 0, 1, 2).
  * The lists are offsets and counts, exactly as ggml lays them out (u ascending).
  *
  * Thread safety: the tables of one grid are built once per process (per ISA variant, as this
@@ -29,8 +31,9 @@
  * below (iq1_s / iq1_m are already there), then in the quantizer
  *     const qgemv_grid8 *g = qgemv_grid8_ready(QGEMV_GRID8_IQ1S);
  *     int i = g->map[u];  if (i < 0) { const uint16_t *nb = g->neighbours - i - 1; ... }
- * and qgemv_grid8_best_neighbour(nb, g, x, w, scale, L) for ggml's iq2_find_best_neighbour
- * (quantize_iq2.h shows the whole pattern).
+ * and qgemv_grid_best_neighbour(nb, (const uint8_t *)g->levels, 8, ...) for ggml's
+ * iq2_find_best_neighbour and iq1_find_best_neighbour2 (quantize_iq2.h and quantize_iq1.h show
+ * the whole pattern).
  */
 
 #include <stdlib.h>
@@ -75,7 +78,6 @@ static int qgemv_grid8_build(int g) {
     qgemv_grid8_source(g, &points, &size, &nwant);
 
     uint64_t *levels = malloc((size_t)size * sizeof *levels);
-    float *values = malloc((size_t)size * 8 * sizeof *values);
     int32_t *map = malloc(QGEMV_GRID8_KEYS * sizeof *map);
     /* the distance of a key u to point j, in quarter units (< 8 * 9 + 1): lo[(u & 255) size + j]
      * + hi[(u >> 8) size + j], the two halves' distances to the point's halves */
@@ -85,7 +87,7 @@ static int qgemv_grid8_build(int g) {
     uint16_t *near = malloc((size_t)size * sizeof *near);
     size_t cap = (size_t)QGEMV_GRID8_KEYS * 8, used = 0;
     uint16_t *nb = malloc(cap * sizeof *nb);
-    if (!levels || !values || !map || !lo || !hi || !key || !dist || !near || !nb) goto fail;
+    if (!levels || !map || !lo || !hi || !key || !dist || !near || !nb) goto fail;
 
     for (int u = 0; u < QGEMV_GRID8_KEYS; u++) map[u] = -1;
     for (int i = 0; i < size; i++) {
@@ -96,7 +98,6 @@ static int qgemv_grid8_build(int g) {
             if (l < 0) goto fail;
             u |= (unsigned)l << 2 * k;
             odd |= (uint64_t)(2 * l + 1) << 8 * k;
-            values[8 * i + k] = (float)(2 * l + 1);
         }
         levels[i] = odd;
         key[i] = (uint16_t)u;
@@ -154,7 +155,6 @@ static int qgemv_grid8_build(int g) {
     free(near);
     uint16_t *fitted = realloc(nb, used * sizeof *nb);
     t->levels = levels;
-    t->values = values;
     t->map = map;
     t->neighbours = fitted ? fitted : nb;
     t->size = size;
@@ -162,7 +162,6 @@ static int qgemv_grid8_build(int g) {
     return 0;
 fail:
     free(levels);
-    free(values);
     free(map);
     free(lo);
     free(hi);
@@ -203,25 +202,94 @@ static int qgemv_quantize_prepare(int qtype) {
     }
 }
 
-/* ggml's iq2_find_best_neighbour: among the m = nb[0] grid points nb[1..m] the one nearest
- * x (levels scaled by scale, distance weighted by w: sum_i (w_i diff_i) diff_i in order i,
- * diff_i = scale q_i - x_i), the first one on ties; L = its 8 levels.  Returns the grid index.
- * The AVX2 path computes 8 neighbours' distances at once, one lane each, with the same
- * operations in the same order, and scans them in order as the scalar loop does. */
-static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const qgemv_grid8 *g,
-                                             const float *restrict x, const float *restrict w, float scale,
-                                             int8_t *restrict L) {
+/* ---------------------------------------------------------------- the sub-block preparation shared by the grid searches */
+
+/* The weights of a grid search over n values: qw sqrt(sigma2 + x^2) with an importance matrix
+ * (ggml's), else sigma2 / 4 + x^2 (iq2_s; the others pass sigma2 = 0, which gives x^2 exactly) */
+static inline void qgemv_search_weights(const float *restrict xb, const float *restrict qw, float sigma2,
+                                        float *restrict w, int n) {
+    if (qw) qgemv_importance(xb, qw, sigma2, w, n);
+    else for (int i = 0; i < n; i++) w[i] = 0.25f * sigma2 + xb[i] * xb[i];
+}
+
+/* magnitudes xval = |x| of a group of 8 and its sign bits; with even_signs (iq2_xxs, iq2_xs)
+ * an odd count of minus signs is made even by flipping the value of least w x^2 (the first
+ * on ties), which then enters xval negated; the sign byte keeps 7 bits */
+static inline uint8_t qgemv_split_signs8(const float *restrict x, const float *restrict w, int even_signs,
+                                       float *restrict xval) {
+    unsigned s = 0;
+    int nflip = 0;
+    for (int i = 0; i < 8; i++) {
+        if (x[i] >= 0.0f) {
+            xval[i] = x[i];
+        } else {
+            xval[i] = -x[i];
+            nflip++;
+            s |= 1u << i;
+        }
+    }
+    if (!even_signs) return (uint8_t)s;
+    if (nflip % 2) {
+        int imin = 0;
+        float min = w[0] * x[0] * x[0];
+        for (int i = 1; i < 8; i++) {
+            const float ax = w[i] * x[i] * x[i];
+            if (ax < min) { min = ax; imin = i; }
+        }
+        xval[imin] = -xval[imin];
+        s ^= 1u << imin;
+    }
+    return (uint8_t)(s & 127);
+}
+
+/* A sub-block of n values (32 or 16) made ready for a grid search (iq2, iq3): weights w
+ * (qgemv_search_weights), waux = sqrt(w), magnitudes xval and a sign byte per 8 values
+ * (qgemv_split_signs8).  Returns the largest xval. */
+static inline float qgemv_weights_magnitudes_signs(int n, const float *restrict xb, const float *restrict qw, float sigma2,
+                                        int even_signs, float *restrict w, float *restrict waux,
+                                        float *restrict xval, uint8_t *restrict signs) {
+    qgemv_search_weights(xb, qw, sigma2, w, n);
+    for (int i = 0; i < n; i++) waux[i] = sqrtf(w[i]);
+    for (int k = 0; k < n / 8; k++) signs[k] = qgemv_split_signs8(xb + 8 * k, w + 8 * k, even_signs, xval + 8 * k);
+    float max = xval[0];
+    for (int i = 1; i < n; i++) max = max > xval[i] ? max : xval[i];
+    return max;
+}
+
+/* ---------------------------------------------------------------- the neighbour search */
+
+/* ggml's iq2_find_best_neighbour, iq1_find_best_neighbour2 and iq3_find_best_neighbour, one
+ * search: among the m = nb[0] grid points nb[1..m] (point k: the n = 4 or 8 bytes
+ * points[n k ..], each an odd value 2 l + 1) the one nearest x, level l taking the value xg[l]
+ * (iq2, iq3: the odd value itself; iq1: shifted -1, 0, 1; n_levels <= 8 of them) scaled by
+ * scale, distance weighted by w: sum_i (w_i diff_i) diff_i in order i, diff_i = scale xg[l_i]
+ * - x_i; the first one on ties.  L = its n levels.  Returns the grid index.  The AVX2 path
+ * takes 8 neighbours at once, one lane each (their points gathered as 32-bit words, xg looked
+ * up by permute), with the same operations in the same order, and scans the lanes in order as
+ * the scalar loop does. */
+static inline int qgemv_grid_best_neighbour(const uint16_t *restrict nb, const uint8_t *restrict points, int n,
+                                            const float *restrict xg, int n_levels, const float *restrict x,
+                                            const float *restrict w, float scale, int8_t *restrict L) {
     const int m = nb[0];
     float best_d2 = FLT_MAX;
-    int best = nb[1];
+    int best = nb[1];   /* ggml asserts one is found (d2 finite) */
     int j = 1;
 #if defined(QGEMV_AVX2)
-    const __m256 vscale = _mm256_set1_ps(scale);
+    float xg8[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    memcpy(xg8, xg, (size_t)n_levels * sizeof *xg);
+    const __m256 vscale = _mm256_set1_ps(scale), vxg = _mm256_loadu_ps(xg8);
+    const __m256i seven = _mm256_set1_epi32(7);
+    const int *words = (const int *)points;
     for (; j + 8 <= m + 1; j += 8) {
-        const __m256i idx = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(nb + j))), 3);
+        const __m256i idx = _mm256_mullo_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(nb + j))),
+                                               _mm256_set1_epi32(n / 4));
+        __m256i word[2];
+        for (int h = 0; h < n / 4; h++) word[h] = _mm256_i32gather_epi32(words + h, idx, 4);
         __m256 d2 = _mm256_setzero_ps();
-        for (int i = 0; i < 8; i++) {
-            const __m256 q = _mm256_i32gather_ps(g->values + i, idx, 4);
+        for (int i = 0; i < n; i++) {
+            /* byte i of the point is 2 l + 1: l = its bits 1..3 */
+            const __m256i l = _mm256_and_si256(_mm256_srli_epi32(word[i / 4], 8 * (i % 4) + 1), seven);
+            const __m256 q = _mm256_permutevar8x32_ps(vxg, l);
             const __m256 diff = _mm256_sub_ps(_mm256_mul_ps(vscale, q), _mm256_set1_ps(x[i]));
             d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(w[i]), diff), diff));
         }
@@ -230,12 +298,14 @@ static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const 
         for (int k = 0; k < 8; k++)
             if (d2s[k] < best_d2) { best_d2 = d2s[k]; best = nb[j + k]; }
     }
+#else
+    (void)n_levels;
 #endif
     for (; j <= m; j++) {
-        const float *q = g->values + 8 * nb[j];
+        const uint8_t *p = points + (size_t)n * nb[j];
         float d2 = 0.0f;
-        for (int i = 0; i < 8; i++) {
-            const float diff = scale * q[i] - x[i];
+        for (int i = 0; i < n; i++) {
+            const float diff = scale * xg[p[i] >> 1] - x[i];
             d2 += w[i] * diff * diff;
         }
         if (d2 < best_d2) {
@@ -243,7 +313,6 @@ static inline int qgemv_grid8_best_neighbour(const uint16_t *restrict nb, const 
             best = nb[j];
         }
     }
-    const float *q = g->values + 8 * best;
-    for (int i = 0; i < 8; i++) L[i] = (int8_t)(((int)q[i] - 1) / 2);
+    for (int i = 0; i < n; i++) L[i] = (int8_t)(points[(size_t)n * best + i] >> 1);
     return best;
 }

@@ -7,7 +7,7 @@
  * small, so ties stay in index order), then an exhaustive search of the two split points that
  * cut the sorted values into q = -1, 0, 1, for each shift, maximising (sum w x q')^2 / sum w q'^2
  * (q' = q + shift); groups of 8 off the grid snap to their best neighbour (ggml's
- * iq1_find_best_neighbour2) and the scale is refitted.  The grid map and neighbour lists are
+ * iq1_find_best_neighbour2: qgemv_grid_best_neighbour with the shifted level values) and the scale is refitted.  The grid map and neighbour lists are
  * ggml's iq2_init_impl tables of the iq1s grid (quantize_grids.h), which the driver builds
  * with the GIL held before its prange.  Weights: imatrix qw sqrt(sigma2 + x^2), sigma2 =
  * 2 mean(x^2) of the 256-block; iq1_s requires them (as ggml), iq1_m uses x^2 without.
@@ -25,29 +25,6 @@ static inline void qgemv_iq1_sorted_order(const float *x, int n, int *order) {
     }
 }
 
-/* ggml's iq1_find_best_neighbour2: among the neighbours nb of an off-grid group of 8, the
- * first point minimising sum w (scale xg[l] - x)^2; its levels into L.  Returns its index. */
-static int qgemv_iq1_best_neighbour(const qgemv_grid8 *g, const uint16_t *nb, const float *x, const float *w,
-                                    float scale, const float *xg, int8_t *L) {
-    float best_d2 = FLT_MAX;
-    int best = nb[1];   /* ggml asserts one is found (d2 finite) */
-    for (int j = 1; j <= nb[0]; j++) {
-        const uint64_t p = g->levels[nb[j]];
-        float d2 = 0.0f;
-        for (int i = 0; i < 8; i++) {
-            const float q = xg[((int)(p >> 8 * i & 0xff) - 1) / 2];
-            const float diff = scale * q - x[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = nb[j];
-        }
-    }
-    for (int i = 0; i < 8; i++) L[i] = (int8_t)(((int)(g->levels[best] >> 8 * i & 0xff) - 1) / 2);
-    return best;
-}
-
 /* the grid point of each group of 8 levels L (snapped to the best neighbour at scale when off
  * the grid, shift table xg[k] of group k); returns whether all were on the grid */
 static int qgemv_iq1_snap(const qgemv_grid8 *g, int ngroups, const float *xb, const float *w, float scale,
@@ -59,8 +36,8 @@ static int qgemv_iq1_snap(const qgemv_grid8 *g, int ngroups, const float *xb, co
         int grid_index = g->map[u];
         if (grid_index < 0) {
             all_on_grid = 0;
-            grid_index = qgemv_iq1_best_neighbour(g, g->neighbours - grid_index - 1, xb + 8 * k, w + 8 * k, scale,
-                                                  xg[k], L + 8 * k);
+            grid_index = qgemv_grid_best_neighbour(g->neighbours - grid_index - 1, (const uint8_t *)g->levels, 8, xg[k],
+                                                   3, xb + 8 * k, w + 8 * k, scale, L + 8 * k);
         }
         index[k] = (uint16_t)grid_index;
     }
@@ -87,16 +64,80 @@ static inline void qgemv_iq1_split_levels(const int *order, int n, int i1, int i
     for (int j = 0; j < n; j++) L[order[j]] = (int8_t)(j < i1 ? 0 : j < i2 ? 1 : 2);
 }
 
-/* sigma2 of a 256-block, 2 sum x^2 / 256, and the weights of n values */
-static inline void qgemv_iq1_weights(const float *xb, const float *qw, float sigma2, float *w, int n) {
-    if (qw) qgemv_importance(xb, qw, sigma2, w, n);
-    else for (int i = 0; i < n; i++) w[i] = xb[i] * xb[i];
-}
-
 static inline float qgemv_iq1_absmax(const float *xb, int n) {
     float max = fabsf(xb[0]);
     for (int i = 1; i < n; i++) max = max > fabsf(xb[i]) ? max : fabsf(xb[i]);
     return max;
+}
+
+/* the best split candidate (i1, i2, shift k) so far: ggml's test sumqx^2 > best sumq2, then
+ * scale = sumqx / sumq2, best = scale sumqx */
+static inline void qgemv_iq1_consider(float sumqx, float sumq2, int i1, int i2, int k, float *best_score,
+                                      float *scale, int *besti1, int *besti2, int *best_k) {
+    if (sumq2 > 0.0f && sumqx * sumqx > *best_score * sumq2) {
+        *scale = sumqx / sumq2;
+        *best_score = *scale * sumqx;
+        *besti1 = i1;
+        *besti2 = i2;
+        *best_k = k;
+    }
+}
+
+/* The split search of an iq1_s sub-block: over i1 <= i2 (sorted values below i1 at level 0,
+ * below i2 at level 1, the rest at 2) and shifts s (0: x_p, 1: x_m), the candidate maximising
+ * sumqx^2 / sumq2 from the prefix sums sumx, sumw (33 of them, ggml's sumx/sumw), the first on
+ * ties, scanned in ggml's order (i1, i2, s).  Returns the scale; besti1 = -1 if none fits.
+ * The AVX2 path evaluates 4 consecutive i2 by 2 shifts at once (8 lanes, each with the scalar
+ * operations in the scalar order) and scans them in order only when one of the 8 beats the
+ * best so far under the same test (otherwise the scalar scan would keep none either). */
+static float qgemv_iq1s_split_search(const float sumx[36], const float sumw[36], const float x_p[3],
+                                     const float x_m[3], int *besti1, int *besti2, int *best_s) {
+    float best_score = -FLT_MAX, scale = 0.0f;
+    *besti1 = *besti2 = *best_s = -1;
+    for (int i1 = 0; i1 <= 32; i1++) {
+        int i2 = i1;
+#if defined(QGEMV_AVX2)
+        const __m256 v0 = _mm256_setr_ps(x_p[0], x_m[0], x_p[0], x_m[0], x_p[0], x_m[0], x_p[0], x_m[0]);
+        const __m256 v1 = _mm256_setr_ps(x_p[1], x_m[1], x_p[1], x_m[1], x_p[1], x_m[1], x_p[1], x_m[1]);
+        const __m256 v2 = _mm256_setr_ps(x_p[2], x_m[2], x_p[2], x_m[2], x_p[2], x_m[2], x_p[2], x_m[2]);
+        const __m256i pairs = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+        const __m256 ax = _mm256_set1_ps(sumx[i1] - sumx[0]), aw = _mm256_set1_ps(sumw[i1] - sumw[0]);
+        const __m256 x1 = _mm256_set1_ps(sumx[i1]), w1 = _mm256_set1_ps(sumw[i1]);
+        const __m256 x32 = _mm256_set1_ps(sumx[32]), w32 = _mm256_set1_ps(sumw[32]);
+        const __m256 tx = _mm256_mul_ps(ax, v0), tw = _mm256_mul_ps(_mm256_mul_ps(aw, v0), v0);
+        for (; i2 <= 32; i2 += 4) {
+            const __m256 x2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(sumx + i2)), pairs);
+            const __m256 w2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(sumw + i2)), pairs);
+            const __m256 sx = _mm256_add_ps(_mm256_add_ps(tx, _mm256_mul_ps(_mm256_sub_ps(x2, x1), v1)),
+                                            _mm256_mul_ps(_mm256_sub_ps(x32, x2), v2));
+            const __m256 s2 = _mm256_add_ps(
+                _mm256_add_ps(tw, _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(w2, w1), v1), v1)),
+                _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(w32, w2), v2), v2));
+            const __m256 better = _mm256_and_ps(_mm256_cmp_ps(s2, _mm256_setzero_ps(), _CMP_GT_OQ),
+                                                _mm256_cmp_ps(_mm256_mul_ps(sx, sx),
+                                                              _mm256_mul_ps(_mm256_set1_ps(best_score), s2), _CMP_GT_OQ));
+            const int lanes = 2 * (33 - i2 < 4 ? 33 - i2 : 4);
+            if (_mm256_movemask_ps(better) & ((1 << lanes) - 1)) {
+                float vx[8], v2s[8];
+                _mm256_storeu_ps(vx, sx);
+                _mm256_storeu_ps(v2s, s2);
+                for (int lane = 0; lane < lanes; lane++)
+                    qgemv_iq1_consider(vx[lane], v2s[lane], i1, i2 + lane / 2, lane % 2, &best_score, &scale, besti1,
+                                       besti2, best_s);
+            }
+        }
+#endif
+        for (; i2 <= 32; i2++) {
+            for (int s = 0; s < 2; s++) {
+                const float *v = s == 0 ? x_p : x_m;
+                const float sumqx = (sumx[i1] - sumx[0]) * v[0] + (sumx[i2] - sumx[i1]) * v[1] + (sumx[32] - sumx[i2]) * v[2];
+                const float sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] + (sumw[i2] - sumw[i1]) * v[1] * v[1] +
+                                    (sumw[32] - sumw[i2]) * v[2] * v[2];
+                qgemv_iq1_consider(sumqx, sumq2, i1, i2, s, &best_score, &scale, besti1, besti2, best_s);
+            }
+        }
+    }
+    return scale;
 }
 
 /* iq1_s: per 32-value sub-block 4 grid indices (low 8 bits in qs, high 3 in qh bits 3k..3k+3),
@@ -114,11 +155,11 @@ static void quantize_iq1_s(const float *restrict x, void *restrict vy, int64_t n
         const float sigma2 = 2 * qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 32; ib++) {
             const float *xb = x + 32 * ib;
-            float w[32], sumx[33], sumw[33];
+            float w[32], sumx[36] = {0}, sumw[36] = {0};   /* 33 prefix sums, padded for loads of 4 */
             int order[32];
             int8_t L[32];
             uint16_t index[4];
-            qgemv_iq1_weights(xb, qw + QK_K * ibl + 32 * ib, sigma2, w, 32);
+            qgemv_search_weights(xb, qw + QK_K * ibl + 32 * ib, sigma2, w, 32);
             scales[ib] = 0.0f;
             shifts[ib] = 1;
             if (qgemv_iq1_absmax(xb, 32) < 1e-12f) continue;   /* ggml's GROUP_MAX_EPS_IQ1_S */
@@ -128,26 +169,9 @@ static void quantize_iq1_s(const float *restrict x, void *restrict vy, int64_t n
                 sumx[j + 1] = sumx[j] + w[order[j]] * xb[order[j]];
                 sumw[j + 1] = sumw[j] + w[order[j]];
             }
-            float best_score = -FLT_MAX, scale = 0.0f;
-            int besti1 = -1, besti2 = -1, best_shift = 0;
-            for (int i1 = 0; i1 <= 32; i1++) {
-                for (int i2 = i1; i2 <= 32; i2++) {
-                    for (int s = 0; s < 2; s++) {
-                        const float *v = s == 0 ? x_p : x_m;
-                        const float sumqx = (sumx[i1] - sumx[0]) * v[0] + (sumx[i2] - sumx[i1]) * v[1] +
-                                            (sumx[32] - sumx[i2]) * v[2];
-                        const float sumq2 = (sumw[i1] - sumw[0]) * v[0] * v[0] + (sumw[i2] - sumw[i1]) * v[1] * v[1] +
-                                            (sumw[32] - sumw[i2]) * v[2] * v[2];
-                        if (sumq2 > 0.0f && sumqx * sumqx > best_score * sumq2) {
-                            scale = sumqx / sumq2;
-                            best_score = scale * sumqx;
-                            besti1 = i1;
-                            besti2 = i2;
-                            best_shift = s == 0 ? 1 : -1;
-                        }
-                    }
-                }
-            }
+            int besti1, besti2, best_s;
+            float scale = qgemv_iq1s_split_search(sumx, sumw, x_p, x_m, &besti1, &besti2, &best_s);
+            int best_shift = best_s == 0 ? 1 : -1;
             if (besti1 < 0) continue;
             qgemv_iq1_split_levels(order, 32, besti1, besti2, L);
             if (scale < 0.0f) {
@@ -180,6 +204,82 @@ static void quantize_iq1_s(const float *restrict x, void *restrict vy, int64_t n
     }
 }
 
+/* The split search of an iq1_m sub-block: over i1 <= i2 (sorted values below i1 at level 0,
+ * below i2 at level 1, the rest at 2) and shift patterns k, the candidate maximising
+ * sumqx^2 / sumq2, the first on ties, scanned in ggml's order (i1, i2, k).  term[j][r][k]:
+ * sorted value j at level r under pattern k, as (w v) x (tqx) and (w v) v (tq2).  Each
+ * candidate sums its 16 terms in sorted order, as ggml, the sums over j < i1 and then j < i2
+ * shared by the candidates they begin.  Returns the scale; besti1 = -1 if none fits.
+ * The AVX2 path sums the 4 patterns of two consecutive i2 at once (8 lanes, each with the
+ * scalar operations in the scalar order) and scans them in order only when one of the 8 beats
+ * the best so far under the same test (otherwise the scalar scan would keep it too). */
+static float qgemv_iq1m_split_search(const float tqx[16][3][4], const float tq2[16][3][4], int *besti1,
+                                     int *besti2, int *best_k) {
+    float best_score = -FLT_MAX, scale = 0.0f;
+    *besti1 = *besti2 = *best_k = -1;
+#if defined(QGEMV_AVX2)
+    __m128 hx1 = _mm_setzero_ps(), h21 = _mm_setzero_ps();   /* j < i1 at level 0 */
+    for (int i1 = 0; i1 <= 16; i1++) {
+        if (i1 > 0) {
+            hx1 = _mm_add_ps(hx1, _mm_loadu_ps(tqx[i1 - 1][0]));
+            h21 = _mm_add_ps(h21, _mm_loadu_ps(tq2[i1 - 1][0]));
+        }
+        __m128 hx2 = hx1, h22 = h21;   /* then i1 <= j < i2 at level 1, for the pair's first i2 */
+        for (int i2 = i1; i2 <= 16; i2 += 2) {
+            const int pair = i2 < 16;   /* the second candidate i2 + 1 exists */
+            __m128 ax = hx2, a2 = h22, bx = _mm_setzero_ps(), b2 = _mm_setzero_ps();
+            if (pair) {
+                bx = _mm_add_ps(hx2, _mm_loadu_ps(tqx[i2][1]));
+                b2 = _mm_add_ps(h22, _mm_loadu_ps(tq2[i2][1]));
+                ax = _mm_add_ps(ax, _mm_loadu_ps(tqx[i2][2]));
+                a2 = _mm_add_ps(a2, _mm_loadu_ps(tq2[i2][2]));
+            }
+            __m256 sx = _mm256_set_m128(bx, ax), s2 = _mm256_set_m128(b2, a2);
+            for (int j = i2 + 1; j < 16; j++) {   /* then j >= i2 at level 2 */
+                sx = _mm256_add_ps(sx, _mm256_broadcast_ps((const __m128 *)tqx[j][2]));
+                s2 = _mm256_add_ps(s2, _mm256_broadcast_ps((const __m128 *)tq2[j][2]));
+            }
+            const __m256 better = _mm256_and_ps(_mm256_cmp_ps(s2, _mm256_setzero_ps(), _CMP_GT_OQ),
+                                                _mm256_cmp_ps(_mm256_mul_ps(sx, sx),
+                                                              _mm256_mul_ps(_mm256_set1_ps(best_score), s2), _CMP_GT_OQ));
+            if (_mm256_movemask_ps(better) & (pair ? 0xff : 0x0f)) {
+                float vx[8], v2[8];
+                _mm256_storeu_ps(vx, sx);
+                _mm256_storeu_ps(v2, s2);
+                for (int lane = 0; lane < (pair ? 8 : 4); lane++)
+                    qgemv_iq1_consider(vx[lane], v2[lane], i1, i2 + lane / 4, lane % 4, &best_score, &scale, besti1,
+                                        besti2, best_k);
+            }
+            if (i2 + 2 <= 16) {
+                hx2 = _mm_add_ps(bx, _mm_loadu_ps(tqx[i2 + 1][1]));
+                h22 = _mm_add_ps(b2, _mm_loadu_ps(tq2[i2 + 1][1]));
+            }
+        }
+    }
+#else
+    float hx1[4] = {0, 0, 0, 0}, h21[4] = {0, 0, 0, 0};   /* j < i1 at level 0 */
+    for (int i1 = 0; i1 <= 16; i1++) {
+        if (i1 > 0)
+            for (int k = 0; k < 4; k++) { hx1[k] += tqx[i1 - 1][0][k]; h21[k] += tq2[i1 - 1][0][k]; }
+        float hx2[4], h22[4];   /* then i1 <= j < i2 at level 1 */
+        memcpy(hx2, hx1, sizeof(hx2));
+        memcpy(h22, h21, sizeof(h22));
+        for (int i2 = i1; i2 <= 16; i2++) {
+            if (i2 > i1)
+                for (int k = 0; k < 4; k++) { hx2[k] += tqx[i2 - 1][1][k]; h22[k] += tq2[i2 - 1][1][k]; }
+            float sumqx[4], sumq2[4];   /* then j >= i2 at level 2 */
+            memcpy(sumqx, hx2, sizeof(sumqx));
+            memcpy(sumq2, h22, sizeof(sumq2));
+            for (int j = i2; j < 16; j++)
+                for (int k = 0; k < 4; k++) { sumqx[k] += tqx[j][2][k]; sumq2[k] += tq2[j][2][k]; }
+            for (int k = 0; k < 4; k++)
+                qgemv_iq1_consider(sumqx[k], sumq2[k], i1, i2, k, &best_score, &scale, besti1, besti2, best_k);
+        }
+    }
+#endif
+    return scale;
+}
+
 /* iq1_m: per 16-value sub-block 2 grid indices (low 8 bits in qs, high 3 in the nibbles of
  * qh[ib], whose bits 3 and 7 are the two groups' shift signs), its 3-bit scale in scales, and
  * the f16 super-block scale in the top nibbles of the four uint16 of scales.  Each group of 8
@@ -204,14 +304,13 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
             int order[16];
             int8_t L[16];
             uint16_t index[2];
-            qgemv_iq1_weights(xb, qwb, sigma2, w, 16);
+            qgemv_search_weights(xb, qwb, qwb ? sigma2 : 0.0f, w, 16);
             scales[ib] = 0.0f;
             shifts[ib] = 0;
             if (qgemv_iq1_absmax(xb, 16) < 1e-7f) continue;   /* ggml's GROUP_MAX_EPS_IQ1_M */
             qgemv_iq1_sorted_order(xb, 16, order);
             /* term[j][r][k]: value order[j] at level r (0, 1, 2) under shift pattern k, as
-             * (w v) x and (w v) v; each candidate sums its 16 terms in sorted order, as ggml, but
-             * the sums over j < i1 and then j < i2 are shared by the candidates they begin */
+             * (w v) x and (w v) v (qgemv_iq1m_split_search) */
             float tqx[16][3][4], tq2[16][3][4];
             for (int j = 0; j < 16; j++) {
                 const int i = order[j];
@@ -222,34 +321,8 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
                         tq2[j][r][k] = w[i] * v * v;
                     }
             }
-            float best_score = -FLT_MAX, scale = 0.0f;
-            int besti1 = -1, besti2 = -1, best_k = -1;
-            float hx1[4] = {0, 0, 0, 0}, h21[4] = {0, 0, 0, 0};   /* j < i1 at level 0 */
-            for (int i1 = 0; i1 <= 16; i1++) {
-                if (i1 > 0)
-                    for (int k = 0; k < 4; k++) { hx1[k] += tqx[i1 - 1][0][k]; h21[k] += tq2[i1 - 1][0][k]; }
-                float hx2[4], h22[4];   /* then i1 <= j < i2 at level 1 */
-                memcpy(hx2, hx1, sizeof(hx2));
-                memcpy(h22, h21, sizeof(h22));
-                for (int i2 = i1; i2 <= 16; i2++) {
-                    if (i2 > i1)
-                        for (int k = 0; k < 4; k++) { hx2[k] += tqx[i2 - 1][1][k]; h22[k] += tq2[i2 - 1][1][k]; }
-                    float sumqx[4], sumq2[4];   /* then j >= i2 at level 2 */
-                    memcpy(sumqx, hx2, sizeof(sumqx));
-                    memcpy(sumq2, h22, sizeof(sumq2));
-                    for (int j = i2; j < 16; j++)
-                        for (int k = 0; k < 4; k++) { sumqx[k] += tqx[j][2][k]; sumq2[k] += tq2[j][2][k]; }
-                    for (int k = 0; k < 4; k++) {
-                        if (sumq2[k] > 0.0f && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
-                            scale = sumqx[k] / sumq2[k];
-                            best_score = scale * sumqx[k];
-                            besti1 = i1;
-                            besti2 = i2;
-                            best_k = k;
-                        }
-                    }
-                }
-            }
+            int besti1, besti2, best_k;
+            float scale = qgemv_iq1m_split_search(tqx, tq2, &besti1, &besti2, &best_k);
             if (besti1 < 0) continue;
             qgemv_iq1_split_levels(order, 16, besti1, besti2, L);
             if (scale < 0.0f) {
@@ -278,7 +351,8 @@ static void quantize_iq1_m(const float *restrict x, void *restrict vy, int64_t n
             y[ibl].qh[ib] |= masks[shifts[ib]];
             const float *xb = x + 16 * ib;
             float w[16];
-            qgemv_iq1_weights(xb, qw ? qw + QK_K * ibl + 16 * ib : NULL, sigma2, w, 16);
+            const float *qwb = qw ? qw + QK_K * ibl + 16 * ib : NULL;
+            qgemv_search_weights(xb, qwb, qwb ? sigma2 : 0.0f, w, 16);
             for (int k = 0; k < 2; k++) {
                 const float *xx = (k == 0 ? shifts[ib] < 2 : shifts[ib] % 2 == 0) ? x_p : x_m;
                 const uint64_t p = g->levels[y[ibl].qs[2 * ib + k] | (y[ibl].qh[ib] >> 4 * k & 7) << 8];

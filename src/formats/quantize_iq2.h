@@ -26,12 +26,16 @@ static inline unsigned qgemv_iq2_levels8(float id, const float *restrict xval, i
     return u;
 }
 
+/* the values of levels 0, 1, 2 in iq2's searches: the odd values 2 l + 1 */
+static const float qgemv_iq2_level_values[3] = {1.0f, 3.0f, 5.0f};
+
 /* L on the grid: kept if its key is a grid point, else the best listed neighbour for scale
  * (ggml's iq2_find_best_neighbour, which rewrites L).  Returns 1 if L was on the grid. */
 static inline int qgemv_iq2_onto_grid(const qgemv_grid8 *g, unsigned u, const float *restrict xval,
                                       const float *restrict waux, float scale, int8_t *restrict L) {
     if (g->map[u] >= 0) return 1;
-    qgemv_grid8_best_neighbour(g->neighbours - g->map[u] - 1, g, xval, waux, scale, L);
+    qgemv_grid_best_neighbour(g->neighbours - g->map[u] - 1, (const uint8_t *)g->levels, 8, qgemv_iq2_level_values, 3,
+                              xval, waux, scale, L);
     return 0;
 }
 
@@ -54,51 +58,6 @@ static inline void qgemv_iq2_fit(int n, const float *restrict w, const float *re
     }
     *sumqx = sqx;
     *sumq2 = sq2;
-}
-
-/* magnitudes xval = |x| of a group of 8 and its sign bits; with even_signs (iq2_xxs, iq2_xs)
- * an odd count of minus signs is made even by flipping the value of least w x^2 (the first
- * on ties), which then enters xval negated; the sign byte keeps 7 bits */
-static inline uint8_t qgemv_iq2_signs8(const float *restrict x, const float *restrict w, int even_signs,
-                                       float *restrict xval) {
-    unsigned s = 0;
-    int nflip = 0;
-    for (int i = 0; i < 8; i++) {
-        if (x[i] >= 0.0f) {
-            xval[i] = x[i];
-        } else {
-            xval[i] = -x[i];
-            nflip++;
-            s |= 1u << i;
-        }
-    }
-    if (!even_signs) return (uint8_t)s;
-    if (nflip % 2) {
-        int imin = 0;
-        float min = w[0] * x[0] * x[0];
-        for (int i = 1; i < 8; i++) {
-            const float ax = w[i] * x[i] * x[i];
-            if (ax < min) { min = ax; imin = i; }
-        }
-        xval[imin] = -xval[imin];
-        s ^= 1u << imin;
-    }
-    return (uint8_t)(s & 127);
-}
-
-/* A sub-block of n values (32 or 16) made ready for the search: weights w = qw sqrt(sigma2 + x^2)
- * (without qw: sigma2 / 4 + x^2), waux = sqrt(w), magnitudes xval and a sign byte per 8.
- * Returns the largest xval. */
-static inline float qgemv_iq2_sub_block(int n, const float *restrict xb, const float *restrict qw, float sigma2,
-                                        int even_signs, float *restrict w, float *restrict waux,
-                                        float *restrict xval, uint8_t *restrict signs) {
-    if (qw) qgemv_importance(xb, qw, sigma2, w, n);
-    else for (int i = 0; i < n; i++) w[i] = 0.25f * sigma2 + xb[i] * xb[i];
-    for (int i = 0; i < n; i++) waux[i] = sqrtf(w[i]);
-    for (int k = 0; k < n / 8; k++) signs[k] = qgemv_iq2_signs8(xb + 8 * k, w + 8 * k, even_signs, xval + 8 * k);
-    float max = xval[0];
-    for (int i = 1; i < n; i++) max = max > xval[i] ? max : xval[i];
-    return max;
 }
 
 /* The scale search of a 16-value sub-block (iq2_xs, iq2_s): 19 inverse scales (5 + 0.1 is) / max,
@@ -175,7 +134,7 @@ static void quantize_iq2_xxs(const float *restrict x, void *restrict vy, int64_t
         float max_scale = 0.0f;
         const float sigma2 = qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 32; ib++) {
-            const float max = qgemv_iq2_sub_block(32, x + 32 * ib, qw + 32 * ib, sigma2, 1, weight, waux, xval, signs);
+            const float max = qgemv_weights_magnitudes_signs(32, x + 32 * ib, qw + 32 * ib, sigma2, 1, weight, waux, xval, signs);
             if (max < QGEMV_GROUP_MAX_EPS) {
                 scales[ib] = 0.0f;
                 continue;
@@ -251,7 +210,7 @@ static void quantize_iq2_xs(const float *restrict x, void *restrict vy, int64_t 
         float max_scale = 0.0f;
         const float sigma2 = qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 16; ib++) {
-            const float max = qgemv_iq2_sub_block(16, x + 16 * ib, qw + 16 * ib, sigma2, 1, weight, waux, xval, signs);
+            const float max = qgemv_weights_magnitudes_signs(16, x + 16 * ib, qw + 16 * ib, sigma2, 1, weight, waux, xval, signs);
             if (max < QGEMV_GROUP_MAX_EPS) {
                 scales[ib] = 0.0f;
                 continue;
@@ -289,7 +248,7 @@ static void quantize_iq2_s(const float *restrict x, void *restrict vy, int64_t n
         const float sigma2 = 2 * qgemv_sum_squares_256(x) / QK_K;
         for (int ib = 0; ib < QK_K / 16; ib++) {
             const float *qwb = qw ? qw + QK_K * ibl + 16 * ib : NULL;
-            const float max = qgemv_iq2_sub_block(16, x + 16 * ib, qwb, sigma2, 0, weight, waux, xval, signs);
+            const float max = qgemv_weights_magnitudes_signs(16, x + 16 * ib, qwb, sigma2, 0, weight, waux, xval, signs);
             if (max < QGEMV_GROUP_MAX_EPS_IQ2_S) {
                 scales[ib] = 0.0f;
                 continue;

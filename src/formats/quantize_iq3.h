@@ -10,9 +10,9 @@
  * ggml's iq3_init_impl tables (qgemv_iq3_tables below), built by quantize_init_<name>, which
  * the driver calls (through quantize_prepare, quantize_grids.h) with the GIL held before its
  * prange.  Weights: imatrix qw sqrt(sigma2 + x^2)
- * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one (iq2's sub-block preparation
- * qgemv_iq2_sub_block with sigma2 = 0: its plain weights sigma2 / 4 + x^2 are then x^2
- * exactly; its sign split is iq3's).  Helpers: quantize_common.h, quantize_iq2.h.
+ * with sigma2 = 2 mean(x^2) of the 256-block, or x^2 without one (the grid searches' sub-block
+ * preparation qgemv_weights_magnitudes_signs with sigma2 = 0; its sign split is iq3's).
+ * Helpers: quantize_common.h, quantize_grids.h.
  */
 
 #define QGEMV_IQ3_MAP_SIZE 4096          /* 4 levels of 3 bits */
@@ -82,31 +82,15 @@ static void quantize_init_iq3_s(void) {
     if (!qgemv_iq3s_tables.ready) qgemv_iq3_build(&qgemv_iq3s_tables, iq3s_grid, 512, 1, 2, 3);
 }
 
-/* the levels of grid point k into L[0..4) */
-static inline void qgemv_iq3_point_levels(const qgemv_iq3_tables *t, int k, int8_t *L) {
-    for (int i = 0; i < 4; i++) L[i] = (int8_t)(((int)(t->grid[k] >> 8 * i & 0xff) - 1) / 2);
-}
+/* the values of levels 0..7 in iq3's searches: the odd values 2 l + 1 */
+static const float qgemv_iq3_level_values[8] = {1.0f, 3.0f, 5.0f, 7.0f, 9.0f, 11.0f, 13.0f, 15.0f};
 
 /* ggml's iq3_find_best_neighbour: of the neighbours of off-grid u, the first point minimising
- * sum w (scale q - x)^2 (q = 2 l + 1), its levels into L */
-static int qgemv_iq3_best_neighbour(const qgemv_iq3_tables *t, int u, const float *xval, const float *w,
-                                    float scale, int8_t *L) {
-    const uint16_t *nb = t->neighbours + (-t->map[u] - 1);
-    float best_d2 = FLT_MAX;
-    int best = nb[1];   /* ggml asserts one is found (d2 finite) */
-    for (int j = 1; j <= nb[0]; j++) {
-        float d2 = 0.0f;
-        for (int i = 0; i < 4; i++) {
-            const float diff = scale * (float)(int)(t->grid[nb[j]] >> 8 * i & 0xff) - xval[i];
-            d2 += w[i] * diff * diff;
-        }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = nb[j];
-        }
-    }
-    qgemv_iq3_point_levels(t, best, L);
-    return best;
+ * sum w (scale q - x)^2 (q = 2 l + 1), its levels into L (quantize_grids.h) */
+static inline int qgemv_iq3_best_neighbour(const qgemv_iq3_tables *t, int u, const float *xval, const float *w,
+                                           float scale, int8_t *L) {
+    return qgemv_grid_best_neighbour(t->neighbours + (-t->map[u] - 1), (const uint8_t *)t->grid, 4,
+                                     qgemv_iq3_level_values, 8, xval, w, scale, L);
 }
 
 /* the 4 levels of x at inverse scale id: clamp(nearest_int((id x - 1) / 2), 0, 7), and their
@@ -204,7 +188,7 @@ static void quantize_iq3_xxs(const float *restrict x, void *restrict vy, int64_t
             int8_t L[32];
             uint8_t block_signs[4];
             const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
-            const float max = qgemv_iq2_sub_block(32, xb, qwb, qwb ? sigma2 : 0.0f, 1, weight, waux, xval, block_signs);
+            const float max = qgemv_weights_magnitudes_signs(32, xb, qwb, qwb ? sigma2 : 0.0f, 1, weight, waux, xval, block_signs);
             if (max < 1e-8f) {   /* ggml's GROUP_MAX_EPS_IQ3_XXS */
                 scales[ib] = 0.0f;
                 continue;
@@ -252,7 +236,7 @@ static void quantize_iq3_s(const float *restrict x, void *restrict vy, int64_t n
             int8_t L[32];
             uint8_t block_signs[4];
             const float *qwb = qw ? qw + QK_K * ibl + 32 * ib : NULL;
-            const float max = qgemv_iq2_sub_block(32, xb, qwb, qwb ? sigma2 : 0.0f, 0, weight, waux, xval, block_signs);
+            const float max = qgemv_weights_magnitudes_signs(32, xb, qwb, qwb ? sigma2 : 0.0f, 0, weight, waux, xval, block_signs);
             if (max == 0.0f) {
                 scales[ib] = 0.0f;
                 continue;
