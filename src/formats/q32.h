@@ -596,40 +596,41 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
         }                                                                                       \
     }                                                                                           \
     /* a batch: blocks k0 .. k0 + kn - 1 of np row pairs against CB columns; acc[ip][c] =      \
-     * {lo, hi} (two_acc: then the odd blocks' lo, hi), swept once per parity */               \
+     * {lo, hi} (two_acc: then the odd blocks' lo, hi), swept once per parity; dxs[ip][k]: the   \
+     * pair's scales (row a in lanes 0..3, row b in 4..7), mins[ip][k]: its minima; summ[r]:    \
+     * the 4 columns' m_x s_y sums of row r */                                                 \
     QGEMV_ALWAYS_INLINE void tile_32_ppass_##name(int64_t k0, int64_t kn, const block_##name *const *xr, \
                                                   int64_t np, const uint8_t *a, int64_t act_stride, \
                                                   const int CB, __m256 acc[][TILE_32_COLS][2 + 2 * two_acc], \
-                                                  float summ[][TILE_32_COLS]) {                 \
+                                                  float summ[][TILE_32_COLS],                   \
+                                                  const __m256 dxs[][TILE_32_CHUNK],            \
+                                                  const float mins[][TILE_32_CHUNK][2]) {       \
         const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
-        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
         __m256i corr[TILE_32_CHUNK][4][2];                                                      \
         __m256 da[TILE_32_CHUNK][4];                                                            \
-        float sa[TILE_32_CHUNK][4];                                                             \
-        for (int64_t k = 0; k < kn; k++)                                                        \
+        __m128 sa[TILE_32_CHUNK];                                                               \
+        for (int64_t k = 0; k < kn; k++) {                                                      \
+            float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                             \
             for (int c = 0; c < CB; c++) {                                                      \
                 const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
                 da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
                 if (offset) tile_32_pair_corr(offset, y->qs, &corr[k][c][0], &corr[k][c][1]);  \
-                if (has_min) sa[k][c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);        \
+                if (has_min) s4[c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);           \
             }                                                                                   \
+            sa[k] = _mm_loadu_ps(s4);                                                           \
+        }                                                                                       \
         for (int64_t ip = 0; ip < np; ip++) {                                                   \
             const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;                \
             for (int par = 0; par <= two_acc; par++) {                                          \
                 __m256 ac[4][2];                                                                \
-                float sm0[4], sm1[4];                                                           \
-                for (int c = 0; c < CB; c++) {                                                  \
-                    ac[c][0] = acc[ip][c][2 * par]; ac[c][1] = acc[ip][c][2 * par + 1];         \
-                    sm0[c] = summ[2 * ip][c]; sm1[c] = summ[2 * ip + 1][c];                     \
-                }                                                                               \
+                __m128 sm0 = _mm_setzero_ps(), sm1 = _mm_setzero_ps();                          \
+                for (int c = 0; c < CB; c++) { ac[c][0] = acc[ip][c][2 * par]; ac[c][1] = acc[ip][c][2 * par + 1]; } \
+                if (has_min) { sm0 = _mm_loadu_ps(summ[2 * ip]); sm1 = _mm_loadu_ps(summ[2 * ip + 1]); } \
                 for (int64_t k = par; k < kn; k += 1 + two_acc) {                               \
                     const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
                     const __m256i lo = tile_pair_levels_##name(_mm256_and_si256(v, m4));        \
                     const __m256i hi = tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
-                    const __m256 dx = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(          \
-                        tile_scales4_##name(&x0[k], &x1[k], &x0[k], &x1[k])), idx01);           \
-                    const float mx0 = has_min ? tile_min_##name(&x0[k]) : 0.0f;                 \
-                    const float mx1 = has_min ? tile_min_##name(&x1[k]) : 0.0f;                 \
+                    const __m256 dx = dxs[ip][k];                                               \
                     for (int c = 0; c < CB; c++) {                                              \
                         const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs; \
                         __m256i plo, phi;                                                       \
@@ -641,13 +642,14 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
                         const __m256 d = _mm256_mul_ps(dx, da[k][c]);                           \
                         ac[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), ac[c][0]);       \
                         ac[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), ac[c][1]);       \
-                        if (has_min) { sm0[c] += mx0 * sa[k][c]; sm1[c] += mx1 * sa[k][c]; }    \
+                    }                                                                           \
+                    if (has_min) {  /* m_x s_y: a product and a sum per block, as ggml */       \
+                        sm0 = _mm_add_ps(sm0, _mm_mul_ps(_mm_set1_ps(mins[ip][k][0]), sa[k]));  \
+                        sm1 = _mm_add_ps(sm1, _mm_mul_ps(_mm_set1_ps(mins[ip][k][1]), sa[k]));  \
                     }                                                                           \
                 }                                                                               \
-                for (int c = 0; c < CB; c++) {                                                  \
-                    acc[ip][c][2 * par] = ac[c][0]; acc[ip][c][2 * par + 1] = ac[c][1];         \
-                    summ[2 * ip][c] = sm0[c]; summ[2 * ip + 1][c] = sm1[c];                     \
-                }                                                                               \
+                for (int c = 0; c < CB; c++) { acc[ip][c][2 * par] = ac[c][0]; acc[ip][c][2 * par + 1] = ac[c][1]; } \
+                if (has_min) { _mm_storeu_ps(summ[2 * ip], sm0); _mm_storeu_ps(summ[2 * ip + 1], sm1); } \
             }                                                                                   \
         }                                                                                       \
     }                                                                                           \
@@ -657,28 +659,46 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
                                       float *out, int64_t out_stride) {                         \
         __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS][2 + 2 * two_acc];                            \
         float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        __m256 dxs[TILE_32_ROWS / 2][TILE_32_CHUNK];                                            \
+        float mins[TILE_32_ROWS / 2][TILE_32_CHUNK][2];                                         \
         const block_##name *xr[TILE_32_ROWS];                                                   \
+        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
+        const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
         const int64_t np = (nr + 1) / 2;                                                        \
         const int64_t nv = two_acc ? nb & ~(int64_t)1 : nb;   /* blocks of the vector sums */   \
         for (int64_t r = 0; r < 2 * np; r++)  /* a lone last row pairs with itself */           \
             xr[r] = (const block_##name *)(w + (r < nr ? r : nr - 1) * row_stride);            \
         for (int64_t r = 0; r < 2 * np; r++)                                                    \
-            for (int64_t c = 0; c < nc; c++) {                                                  \
-                for (int k = 0; k < 2 + 2 * two_acc; k++) acc[r / 2][c][k] = _mm256_setzero_ps(); \
+            for (int64_t c = 0; c < TILE_32_COLS; c++) {                                        \
+                if (c < nc)                                                                     \
+                    for (int k = 0; k < 2 + 2 * two_acc; k++) acc[r / 2][c][k] = _mm256_setzero_ps(); \
                 summ[r][c] = 0.0f;                                                              \
             }                                                                                   \
         for (int64_t k0 = 0; k0 < nv; k0 += TILE_32_CHUNK) {  /* TILE_32_CHUNK is even */       \
             const int64_t kn = nv - k0 < TILE_32_CHUNK ? nv - k0 : TILE_32_CHUNK;               \
+            for (int64_t ip = 0; ip < np; ip++) {  /* the weights' side, once for all columns */ \
+                const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;            \
+                for (int64_t k = 0; k < kn; k += 2) {  /* kn is even unless nb is */            \
+                    const int64_t k1 = k + 1 < kn ? k + 1 : k;                                  \
+                    const __m256 s = _mm256_castps128_ps256(tile_scales4_##name(&x0[k], &x1[k], &x0[k1], &x1[k1])); \
+                    dxs[ip][k] = _mm256_permutevar8x32_ps(s, idx01);                            \
+                    dxs[ip][k1] = _mm256_permutevar8x32_ps(s, idx23);                           \
+                    if (has_min) {                                                              \
+                        mins[ip][k][0] = tile_min_##name(&x0[k]); mins[ip][k][1] = tile_min_##name(&x1[k]); \
+                        mins[ip][k1][0] = tile_min_##name(&x0[k1]); mins[ip][k1][1] = tile_min_##name(&x1[k1]); \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
             for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
                 const uint8_t *a_ = a + c0 * act_stride;                                        \
                 __m256(*acc_)[TILE_32_COLS][2 + 2 * two_acc] =                                  \
                     (__m256(*)[TILE_32_COLS][2 + 2 * two_acc]) & acc[0][c0];                    \
                 float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
                 switch (nc - c0) {                                                              \
-                case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_); break; \
-                case 2: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 2, acc_, summ_); break; \
-                case 3: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 3, acc_, summ_); break; \
-                default: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 4, acc_, summ_); break; \
+                case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_, dxs, mins); break; \
+                case 2: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 2, acc_, summ_, dxs, mins); break; \
+                case 3: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 3, acc_, summ_, dxs, mins); break; \
+                default: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 4, acc_, summ_, dxs, mins); break; \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
