@@ -5,8 +5,8 @@ Design:
 1. The model is a *user* of qgemv: every projection is a ``QMatrix`` over the GGUF mmap
    (matrices stored back to back with one format and width, such as q/v or gate/up, one
    QMatrix over their joint bytes); embeddings use ``dequantize_rows``; nothing dequantizes a
-   whole matrix.  Products quantize the activations to the weight format's activation type
-   and run ggml's own per-row vec_dot loop, as llama.cpp does.
+   whole matrix.  Products are ``QMatrix.matmul`` with the format's own activations: x
+   quantized to its activation type, then ggml's vec_dot arithmetic, as llama.cpp does.
 2. Hidden states are float32 ``(n_tokens, dim)``; a prompt is one batched pass (each weight
    row is read once for all prompt tokens), decoding is one token per pass.
 3. Every step follows llama.cpp's CPU path (f16 KV cache, no flash attention) to the bit:
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gguf import GGUFFile, load_gguf
-from . import _dispatch, _formats, _kernels, _threads
+from . import _kernels
 from .qmatrix import QMatrix
 from .tokenizer import StreamDecoder, Tokenizer
 
@@ -131,34 +131,15 @@ class _Layer:
 
 def _linear(w: QMatrix, x: np.ndarray, n_threads: int | None, act: str | None,
             bias: np.ndarray | None = None) -> np.ndarray:
-    """x @ W.T for x (n, in) -> (n, out).  act None: ggml's arithmetic to the bit (x quantized
-    to the format's activation type, then one vec_dot per row and column, ggml's own loop);
-    act "f32": ``QMatrix.matmul`` with float32 activations."""
-    if act is None:
-        y = _vec_dot_rows(w, x, n_threads)
-    elif x.shape[0] == 1:
+    """x @ W.T for x (n, in) -> (n, out), by ``QMatrix.matmul``.  act None: the format's own
+    activations, ggml's arithmetic to the bit (x quantized to its vec_dot type, then ggml's
+    vec_dot sums per row and column, which every tile kernel keeps); act "f32": float32
+    activations."""
+    if x.shape[0] == 1:
         y = w.matmul(x[0], act=act, n_threads=n_threads)[None]
     else:
         y = np.ascontiguousarray(w.matmul(x.T, act=act, n_threads=n_threads).T)
     return y + bias if bias is not None else y
-
-
-def _vec_dot_rows(w: QMatrix, x: np.ndarray, n_threads: int | None) -> np.ndarray:
-    """x @ W.T as llama.cpp computes it: ``QMatrix.matmul``'s driver of plain per-row vec_dot
-    calls rather than its tile kernels, which for some formats (q4_0 and q4_1 among them) add
-    the same products in another order: last-bit differences that a 30-layer model grows into
-    different tokens within a few dozen."""
-    fmt = w.format
-    afmt = _formats.BY_NAME[fmt.act]
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    xq = np.empty((x.shape[0], afmt.row_nbytes(x.shape[1])), np.uint8)
-    if not _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq):
-        raise ValueError(f"{fmt.name}: activations hold NaN or Inf")
-    rows = w.shape[0]
-    out = np.empty((rows, x.shape[0]), np.float32)
-    _kernels.matmul_act_vec_dot(_dispatch.isa, fmt.id, w._data, w._row_nbytes, w.shape[1], xq, out,
-                                _threads.resolve(n_threads, w.nbytes, rows))
-    return out.reshape(1, rows) if x.shape[0] == 1 else np.ascontiguousarray(out.T)
 
 
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:

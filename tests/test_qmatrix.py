@@ -294,13 +294,12 @@ def test_set_num_threads():
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 def test_streaming_path_gives_the_same_bits(fmt, monkeypatch):
-    """Large single columns take the one-row-at-a-time loop, small ones the row tiles: the same
-    sums up to float32 rounding (the 32-value tiles order the additions differently)."""
+    """Large single columns take the one-row-at-a-time loop, small ones the row tiles: every
+    tile keeps vec_dot's float operations, so the driver changes the speed, never the bits."""
     from qgemv import qmatrix
     rows, cols = 70, cols_for(fmt)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=12, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(3).standard_normal(cols).astype(np.float32)
     tiled = m @ x
     monkeypatch.setattr(qmatrix, "STREAMING_BYTES", 0)
-    w = m.dequantize().astype(np.float64)
-    assert (np.abs(m @ x - tiled) <= 1e-6 * (np.abs(w) @ np.abs(x))).all()
+    np.testing.assert_array_equal(m @ x, tiled)

@@ -2,8 +2,9 @@
 
 matmul_act hands tiles of rows x every batch column to each format's tile kernel (generic, or
 specialised as the 32-value formats' in src/formats/q32.h); matmul_act_vec_dot is the plain loop.
-They may differ by float summation order only, and a tile kernel's result for (r, c) must not
-depend on which rows and columns share its tile: not on the batch, the row offset or the threads.
+Every tile keeps vec_dot's float operations per (row, column), so both give the same bits (and
+vec_dot gives ggml's), and a tile kernel's result for (r, c) does not depend on which rows and
+columns share its tile: not on the batch, the row offset or the threads.
 """
 from __future__ import annotations
 
@@ -79,9 +80,16 @@ def test_tile_single_row_and_wide_batch(fmt, isa):
     np.testing.assert_allclose(_tile(m, xq, 1), _per_row(m, xq), rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("fmt", [f for f in MATMUL if f.act == "q8_K"], ids=ids)
+@pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 @pytest.mark.parametrize("batch", [1, 5, 9])
-def test_k_quant_tiles_are_vec_dot_bits(fmt, batch, isa):
-    """The 256-value formats' tiles keep vec_dot's arithmetic per column: the same bits."""
-    m, x, xq = _setup(fmt, 7, batch, seed=fmt.id)
-    np.testing.assert_array_equal(_tile(m, xq, 7), _per_row(m, xq))
+@pytest.mark.parametrize("blocks", [3, 4], ids=["odd_blocks", "even_blocks"])
+def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
+    """Every format's tile keeps vec_dot's arithmetic per column: the same bits, also for an odd
+    number of blocks per row (iq4_nl and mxfp4 end such rows with ggml's scalar last block)."""
+    rows, cols = 7, blocks * fmt.block_size
+    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=fmt.id + blocks, moderate=True), fmt.name, (rows, cols))
+    x = np.random.default_rng(fmt.id).standard_normal((batch, cols)).astype(np.float32)
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
+    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    np.testing.assert_array_equal(_tile(m, xq, rows), _per_row(m, xq))

@@ -137,9 +137,36 @@ static inline void qgemv_store_levels_32(__m256i q, float d, float m, int has_mi
     }
 static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
 
-/* sum_b d_x d_y sum_j q_j a_j over the row's blocks, against q8_0 activations */
+/* sum_b d_x d_y sum_j q_j a_j over the row's blocks, against q8_0 activations, in ggml's AVX2
+ * order: per block 8 int32 lanes (lane i: values 4i .. 4i + 3) -> float, fma'd into one 8-lane
+ * accumulator in block order (q4_0, q5_0, q8_0), then hsum_float_8 */
 #if defined(QGEMV_AVX2)
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
+    static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_0 *y = (const block_q8_0 *)a;                                       \
+        __m256 acc = _mm256_setzero_ps();                                                  \
+        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
+            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p, acc); \
+        }                                                                                  \
+        return qgemv_hsum_f32x8(acc);                                                      \
+    }
+/* ggml's scalar last block of an odd block count (iq4_nl, mxfp4): sum + (d_x d_y) sum_j q_j a_j,
+ * the product and the sum rounded apart (as ggml's compiled `sumf += d * sumi`, checked against
+ * its AVX2 build; mxfp4's d is a power of two, so its product is exact either way) */
+#define QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                    \
+    static inline float tail_32_##name(const block_##name *x, const block_q8_0 *y, float sum) { \
+        int8_t q[32];                                                                      \
+        unpack_##name##_ref(x, q);                                                         \
+        int32_t s = 0;                                                                     \
+        for (int j = 0; j < 32; j++) s += q[j] * y->qs[j];                                 \
+        return sum + (scale_##name(x) * scale_q8_0(y)) * (float)s;                         \
+    }
+/* the same sum in ggml's order for iq4_nl / mxfp4: even blocks into one accumulator, odd into
+ * another, hsum_float_8 of their sum, then an odd last block as tail_32_<name> */
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(name)                                         \
+    QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                        \
     static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_0 *y = (const block_q8_0 *)a;                                       \
@@ -152,11 +179,8 @@ static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
             acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p0, acc0); \
             acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib + 1]) * scale_q8_0(&y[ib + 1])), p1, acc1); \
         }                                                                                  \
-        for (; ib < nb; ib++) {                                                            \
-            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
-            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p, acc0); \
-        }                                                                                  \
-        return qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));                                \
+        const float sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));                     \
+        return ib < nb ? tail_32_##name(&x[ib], &y[ib], sum) : sum;                        \
     }
 /* sum_b (d_x d_y sum_j q_j a_j + m_x s_y), against q8_1 activations */
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
@@ -187,6 +211,7 @@ static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
         }                                                                                  \
         return sum;                                                                        \
     }
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC QGEMV_DEFINE_VEC_DOT_32_Q8_0
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
     static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
@@ -216,9 +241,11 @@ QGEMV_DEFINE_DEQUANT_ROW_32(mxfp4, qgemv_no_min, 0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q4_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q5_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q8_0)
-QGEMV_DEFINE_VEC_DOT_32_Q8_0(iq4_nl)
+QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(iq4_nl)
 #if !defined(QGEMV_AVX2)   /* AVX2: below the tiles, with their 4-at-a-time scales */
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(mxfp4)
+#else
+QGEMV_DEFINE_TAIL_32_Q8_0(mxfp4)
 #endif
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
@@ -439,21 +466,32 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
                                      out + r0 * out_stride + c0, out_stride);                   \
     }
 
-/* the pair kernels' pieces, shared by their GEMV and batch paths so both compute the same:
- * dot of two rows' low (lo) and high (hi) nibbles with one activation block, 4 int32 lanes per row */
-static inline __m256i tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones) {
+/* the pair kernels' pieces, shared by their GEMV and batch paths so both compute the same.
+ * A pair's int32 lanes are ggml's: *plo holds lanes 0..3 of each row (values 0..15, row a in the
+ * low half, row b in the high half), *phi lanes 4..7 (values 16..31); each float lane then sees
+ * ggml's fma sequence, so tile_32_hsum_pair_row gives ggml's hsum_float_8 bits */
+QGEMV_ALWAYS_INLINE void tile_32_pair_dot(const int signed_levels, __m256i lo, __m256i hi, const int8_t *aq,
+                                          __m256i ones, __m256i *plo, __m256i *phi) {
     const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
     const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
-    return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, alo), _mm256_maddubs_epi16(hi, ahi)), ones);
+    if (signed_levels) {   /* |q| . (a with q's sign) */
+        *plo = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(alo, lo)), ones);
+        *phi = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(ahi, hi)), ones);
+    } else {
+        *plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones);
+        *phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones);
+    }
 }
 /* the same dot with every level = o: the offset term, in the same lanes */
-static inline __m256i tile_32_pair_corr(int o, const int8_t *aq) {
+static inline void tile_32_pair_corr(int o, const int8_t *aq, __m256i *clo, __m256i *chi) {
     const __m256i v = _mm256_set1_epi8((char)o);
-    return tile_32_pair_dot(v, v, aq, _mm256_set1_epi16(1));
+    tile_32_pair_dot(0, v, v, aq, _mm256_set1_epi16(1), clo, chi);
 }
-/* the sum of one row's 4 lanes (half 0: lanes 0..3, half 1: lanes 4..7) */
-static inline float tile_32_hsum_half(__m256 acc, int half) {
-    __m128 t = half ? _mm256_extractf128_ps(acc, 1) : _mm256_castps256_ps128(acc);
+/* hsum_float_8 of one row's lanes (half 0: row a, 1: row b): lanes 4..7 + lanes 0..3, then pairs */
+static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half) {
+    const __m128 l = half ? _mm256_extractf128_ps(acc_lo, 1) : _mm256_castps256_ps128(acc_lo);
+    const __m128 h = half ? _mm256_extractf128_ps(acc_hi, 1) : _mm256_castps256_ps128(acc_hi);
+    __m128 t = _mm_add_ps(h, l);
     t = _mm_add_ps(t, _mm_movehl_ps(t, t));
     t = _mm_add_ss(t, _mm_movehdup_ps(t));
     return _mm_cvtss_f32(t);
@@ -462,6 +500,8 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
 #define tile_min_mxfp4(x) 0.0f
 #define tile_min_iq4_nl(x) 0.0f
 #define tile_min_q4_1 min_q4_1
+#define tail_32_q4_0(x, y, sum) ((void)(x), (void)(y), (sum))   /* only the two-accumulator formats */
+#define tail_32_q4_1 tail_32_q4_0                                 /* have a scalar tail */
 /* a pair kernel's levels from its nibbles: q4_0 (q + 8) and q4_1 are the nibbles; mxfp4's
  * kvalues_mxfp4[nibble] + 12, in [0, 24] (one lookup; the offset leaves through the correction
  * term, as q4_0's 8) */
@@ -471,116 +511,145 @@ static inline float tile_32_hsum_half(__m256 acc, int half) {
 static inline __m256i tile_pair_levels_iq4_nl(__m256i nib) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib);
 }
-/* the pair dot of signed levels: |q| . (a with q's sign), each half to int32 on its own (two
- * int16 products of up to 2 * 127 * 127 would overflow their sum) */
-static inline __m256i tile_32_pair_dot_signed(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones) {
-    const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
-    const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
-    const __m256i plo = _mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(alo, lo));
-    const __m256i phi = _mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(ahi, hi));
-    return _mm256_add_epi32(_mm256_madd_epi16(plo, ones), _mm256_madd_epi16(phi, ones));
-}
-#define tile_pair_dot_q4_0 tile_32_pair_dot
-#define tile_pair_dot_q4_1 tile_32_pair_dot
-#define tile_pair_dot_mxfp4 tile_32_pair_dot
-#define tile_pair_dot_iq4_nl tile_32_pair_dot_signed
 static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
     const __m256i table = _mm256_broadcastsi128_si256(
         _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12)));
     return _mm256_shuffle_epi8(table, nib);
 }
 
-/* GEMV of the 4-bit nibble formats q4_0 / q4_1 / mxfp4 / iq4_nl, two rows per 256-bit register: one load brings
- * block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet the
- * activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last 16;
- * the two int16 products add without overflow (2 * 2 * 24 * 127 < 2^15; iq4_nl's signed levels
- * take tile_32_pair_dot_signed instead).  Lanes 0..3 of a pair's
- * accumulator belong to row r, 4..7 to row r + 1; a lone last row is paired with itself. */
-#define QGEMV_DEFINE_TILE_32_PAIRS(name, act, offset, has_min)                                   \
+/* The 4-bit nibble formats q4_0 / q4_1 / mxfp4 / iq4_nl, two rows per 256-bit register: one load
+ * brings block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet
+ * the activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last
+ * 16, each into its own int32 lanes (tile_32_pair_dot), so every row keeps ggml's 8 float lanes:
+ * accumulator "lo" of a pair holds lanes 0..3 of rows r (low half) and r + 1 (high half), "hi"
+ * lanes 4..7.  two_acc (iq4_nl, mxfp4): ggml's two accumulators, even and odd blocks, added
+ * before the hsum, and an odd last block as the scalar tail_32_<name>.  A lone last row is
+ * paired with itself. */
+#define QGEMV_DEFINE_TILE_32_PAIRS(name, act, offset, has_min, signed_levels, two_acc)         \
+    /* GEMV, one block of 4 rows: acc = {lo01, hi01, lo23, hi23} */                           \
+    QGEMV_ALWAYS_INLINE void tile_32_pairs_step_##name(const block_##name *x0, const block_##name *x1, \
+                                                       const block_##name *x2, const block_##name *x3, \
+                                                       const block_##act *y, __m256 acc[4], __m128 *summ) { \
+        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
+        const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
+        __m256i clo = ones, chi = ones;                                                         \
+        if (offset) tile_32_pair_corr(offset, y->qs, &clo, &chi);                               \
+        const __m256 s = _mm256_castps128_ps256(_mm_mul_ps(tile_scales4_##name(x0, x1, x2, x3), \
+                                                           _mm_set1_ps(scale_##act(y))));       \
+        if (has_min)                                                                            \
+            *summ = _mm_add_ps(*summ, _mm_mul_ps(tile_mins4_##name(x0, x1, x2, x3),             \
+                                                 _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s)))); \
+        if (TILE_32_PREFETCH) {  /* 4 row streams: help the hardware prefetcher along */        \
+            _mm_prefetch((const char *)(x0 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
+            _mm_prefetch((const char *)(x1 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
+            _mm_prefetch((const char *)(x2 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
+            _mm_prefetch((const char *)(x3 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
+        }                                                                                       \
+        const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1->qs, (const __m128i *)x0->qs); \
+        const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3->qs, (const __m128i *)x2->qs); \
+        __m256i plo01, phi01, plo23, phi23;                                                     \
+        tile_32_pair_dot(signed_levels, tile_pair_levels_##name(_mm256_and_si256(v01, m4)),     \
+                         tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v01, 4), m4)), \
+                         y->qs, ones, &plo01, &phi01);                                          \
+        tile_32_pair_dot(signed_levels, tile_pair_levels_##name(_mm256_and_si256(v23, m4)),     \
+                         tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v23, 4), m4)), \
+                         y->qs, ones, &plo23, &phi23);                                          \
+        if (offset) {                                                                           \
+            plo01 = _mm256_sub_epi32(plo01, clo); phi01 = _mm256_sub_epi32(phi01, chi);         \
+            plo23 = _mm256_sub_epi32(plo23, clo); phi23 = _mm256_sub_epi32(phi23, chi);         \
+        }                                                                                       \
+        const __m256 s01 = _mm256_permutevar8x32_ps(s, idx01), s23 = _mm256_permutevar8x32_ps(s, idx23); \
+        acc[0] = _mm256_fmadd_ps(s01, _mm256_cvtepi32_ps(plo01), acc[0]);                       \
+        acc[1] = _mm256_fmadd_ps(s01, _mm256_cvtepi32_ps(phi01), acc[1]);                       \
+        acc[2] = _mm256_fmadd_ps(s23, _mm256_cvtepi32_ps(plo23), acc[2]);                       \
+        acc[3] = _mm256_fmadd_ps(s23, _mm256_cvtepi32_ps(phi23), acc[3]);                       \
+    }                                                                                           \
+    /* GEMV: 4 rows against one column */                                                      \
     QGEMV_ALWAYS_INLINE void tile_32_pairs_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
                                                   const block_##name *x2, const block_##name *x3, \
                                                   const uint8_t *a, float out[4]) {             \
         const block_##act *y = (const block_##act *)a;                                          \
-        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
-        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
-        const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
-        __m256 acc01 = _mm256_setzero_ps(), acc23 = _mm256_setzero_ps();                        \
+        __m256 acc[4], acc_odd[4];                                                              \
+        for (int k = 0; k < 4; k++) { acc[k] = _mm256_setzero_ps(); acc_odd[k] = _mm256_setzero_ps(); } \
         __m128 summ = _mm_setzero_ps();                                                         \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
-            const __m256i corr = offset ? tile_32_pair_corr(offset, y[ib].qs) : ones;           \
-            const __m128 s4 = _mm_mul_ps(tile_scales4_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib]), \
-                                         _mm_set1_ps(scale_##act(&y[ib])));                     \
-            if (has_min)                                                                        \
-                summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib]), \
-                                                   _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
-            const __m256 s = _mm256_castps128_ps256(s4);                                        \
-            if (TILE_32_PREFETCH) {  /* 4 row streams: help the hardware prefetcher along */    \
-                _mm_prefetch((const char *)&x0[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
-                _mm_prefetch((const char *)&x1[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
-                _mm_prefetch((const char *)&x2[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
-                _mm_prefetch((const char *)&x3[ib + TILE_32_PREFETCH], _MM_HINT_T0);            \
+        int64_t ib = 0;                                                                         \
+        if (two_acc) {                                                                          \
+            for (; ib + 2 <= nb; ib += 2) {                                                     \
+                tile_32_pairs_step_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib], &y[ib], acc, &summ); \
+                tile_32_pairs_step_##name(&x0[ib + 1], &x1[ib + 1], &x2[ib + 1], &x3[ib + 1], &y[ib + 1], \
+                                          acc_odd, &summ);                                      \
             }                                                                                   \
-            const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1[ib].qs, (const __m128i *)x0[ib].qs); \
-            const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3[ib].qs, (const __m128i *)x2[ib].qs); \
-            __m256i p01 = tile_pair_dot_##name(tile_pair_levels_##name(_mm256_and_si256(v01, m4)), \
-                                           tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v01, 4), m4)), \
-                                           y[ib].qs, ones);                                     \
-            __m256i p23 = tile_pair_dot_##name(tile_pair_levels_##name(_mm256_and_si256(v23, m4)), \
-                                           tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v23, 4), m4)), \
-                                           y[ib].qs, ones);                                     \
-            if (offset) { p01 = _mm256_sub_epi32(p01, corr); p23 = _mm256_sub_epi32(p23, corr); } \
-            acc01 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx01), _mm256_cvtepi32_ps(p01), acc01); \
-            acc23 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(s, idx23), _mm256_cvtepi32_ps(p23), acc23); \
+            for (int k = 0; k < 4; k++) acc[k] = _mm256_add_ps(acc[k], acc_odd[k]);             \
+        } else {                                                                                \
+            for (; ib < nb; ib++)                                                               \
+                tile_32_pairs_step_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib], &y[ib], acc, &summ); \
         }                                                                                       \
         float sm[4];                                                                            \
         _mm_storeu_ps(sm, summ);                                                                \
+        const block_##name *xr[4] = {x0, x1, x2, x3};                                           \
         for (int r = 0; r < 4; r++) {                                                           \
-            const float t = tile_32_hsum_half(r < 2 ? acc01 : acc23, r % 2);                    \
-            out[r] = has_min ? t + sm[r] : t;                                                   \
+            float t = tile_32_hsum_pair_row(acc[2 * (r / 2)], acc[2 * (r / 2) + 1], r % 2);     \
+            if (has_min) t += sm[r];                                                            \
+            if (two_acc && ib < nb) t = tail_32_##name(&xr[r][ib], &y[ib], t);                  \
+            out[r] = t;                                                                         \
         }                                                                                       \
     }                                                                                           \
-    /* a batch: blocks k0 .. k0 + kn - 1 of np row pairs against CB columns */                 \
+    /* a batch: blocks k0 .. k0 + kn - 1 of np row pairs against CB columns; acc[ip][c] =      \
+     * {lo, hi} (two_acc: then the odd blocks' lo, hi), swept once per parity; dxs[ip][k]: the   \
+     * pair's scales (row a in lanes 0..3, row b in 4..7), mins[ip][k]: its minima; summ[r]:    \
+     * the 4 columns' m_x s_y sums of row r */                                                 \
     QGEMV_ALWAYS_INLINE void tile_32_ppass_##name(int64_t k0, int64_t kn, const block_##name *const *xr, \
                                                   int64_t np, const uint8_t *a, int64_t act_stride, \
-                                                  const int CB, __m256 acc[][TILE_32_COLS],     \
-                                                  float summ[][TILE_32_COLS]) {                 \
+                                                  const int CB, __m256 acc[][TILE_32_COLS][2 + 2 * two_acc], \
+                                                  float summ[][TILE_32_COLS],                   \
+                                                  const __m256 dxs[][TILE_32_CHUNK],            \
+                                                  const float mins[][TILE_32_CHUNK][2]) {       \
         const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
-        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
-        __m256i corr[TILE_32_CHUNK][4];                                                         \
+        __m256i corr[TILE_32_CHUNK][4][2];                                                      \
         __m256 da[TILE_32_CHUNK][4];                                                            \
-        float sa[TILE_32_CHUNK][4];                                                             \
-        for (int64_t k = 0; k < kn; k++)                                                        \
+        __m128 sa[TILE_32_CHUNK];                                                               \
+        for (int64_t k = 0; k < kn; k++) {                                                      \
+            float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                             \
             for (int c = 0; c < CB; c++) {                                                      \
                 const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
                 da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
-                if (offset) corr[k][c] = tile_32_pair_corr(offset, y->qs);                      \
-                if (has_min) sa[k][c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);        \
+                if (offset) tile_32_pair_corr(offset, y->qs, &corr[k][c][0], &corr[k][c][1]);  \
+                if (has_min) s4[c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);           \
             }                                                                                   \
+            sa[k] = _mm_loadu_ps(s4);                                                           \
+        }                                                                                       \
         for (int64_t ip = 0; ip < np; ip++) {                                                   \
             const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;                \
-            __m256 ac[4];                                                                       \
-            float sm0[4], sm1[4];                                                               \
-            for (int c = 0; c < CB; c++) {                                                      \
-                ac[c] = acc[ip][c]; sm0[c] = summ[2 * ip][c]; sm1[c] = summ[2 * ip + 1][c];     \
-            }                                                                                   \
-            for (int64_t k = 0; k < kn; k++) {                                                  \
-                const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
-                const __m256i lo = tile_pair_levels_##name(_mm256_and_si256(v, m4));            \
-                const __m256i hi = tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
-                const __m256 dx = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(              \
-                    tile_scales4_##name(&x0[k], &x1[k], &x0[k], &x1[k])), idx01);               \
-                const float mx0 = has_min ? tile_min_##name(&x0[k]) : 0.0f;                     \
-                const float mx1 = has_min ? tile_min_##name(&x1[k]) : 0.0f;                     \
-                for (int c = 0; c < CB; c++) {                                                  \
-                    const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs;  \
-                    __m256i p = tile_pair_dot_##name(lo, hi, aq, ones);                         \
-                    if (offset) p = _mm256_sub_epi32(p, corr[k][c]);                            \
-                    ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
-                    if (has_min) { sm0[c] += mx0 * sa[k][c]; sm1[c] += mx1 * sa[k][c]; }        \
+            for (int par = 0; par <= two_acc; par++) {                                          \
+                __m256 ac[4][2];                                                                \
+                __m128 sm0 = _mm_setzero_ps(), sm1 = _mm_setzero_ps();                          \
+                for (int c = 0; c < CB; c++) { ac[c][0] = acc[ip][c][2 * par]; ac[c][1] = acc[ip][c][2 * par + 1]; } \
+                if (has_min) { sm0 = _mm_loadu_ps(summ[2 * ip]); sm1 = _mm_loadu_ps(summ[2 * ip + 1]); } \
+                for (int64_t k = par; k < kn; k += 1 + two_acc) {                               \
+                    const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
+                    const __m256i lo = tile_pair_levels_##name(_mm256_and_si256(v, m4));        \
+                    const __m256i hi = tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
+                    const __m256 dx = dxs[ip][k];                                               \
+                    for (int c = 0; c < CB; c++) {                                              \
+                        const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs; \
+                        __m256i plo, phi;                                                       \
+                        tile_32_pair_dot(signed_levels, lo, hi, aq, ones, &plo, &phi);          \
+                        if (offset) {                                                           \
+                            plo = _mm256_sub_epi32(plo, corr[k][c][0]);                         \
+                            phi = _mm256_sub_epi32(phi, corr[k][c][1]);                         \
+                        }                                                                       \
+                        const __m256 d = _mm256_mul_ps(dx, da[k][c]);                           \
+                        ac[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), ac[c][0]);       \
+                        ac[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), ac[c][1]);       \
+                    }                                                                           \
+                    if (has_min) {  /* m_x s_y: a product and a sum per block, as ggml */       \
+                        sm0 = _mm_add_ps(sm0, _mm_mul_ps(_mm_set1_ps(mins[ip][k][0]), sa[k]));  \
+                        sm1 = _mm_add_ps(sm1, _mm_mul_ps(_mm_set1_ps(mins[ip][k][1]), sa[k]));  \
+                    }                                                                           \
                 }                                                                               \
-            }                                                                                   \
-            for (int c = 0; c < CB; c++) {                                                      \
-                acc[ip][c] = ac[c]; summ[2 * ip][c] = sm0[c]; summ[2 * ip + 1][c] = sm1[c];     \
+                for (int c = 0; c < CB; c++) { acc[ip][c][2 * par] = ac[c][0]; acc[ip][c][2 * par + 1] = ac[c][1]; } \
+                if (has_min) { _mm_storeu_ps(summ[2 * ip], sm0); _mm_storeu_ps(summ[2 * ip + 1], sm1); } \
             }                                                                                   \
         }                                                                                       \
     }                                                                                           \
@@ -588,32 +657,61 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
     static void tile_32_pbatch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
                                       const uint8_t *a, int64_t act_stride, int64_t nc,         \
                                       float *out, int64_t out_stride) {                         \
-        __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS];                                             \
+        __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS][2 + 2 * two_acc];                            \
         float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
+        __m256 dxs[TILE_32_ROWS / 2][TILE_32_CHUNK];                                            \
+        float mins[TILE_32_ROWS / 2][TILE_32_CHUNK][2];                                         \
         const block_##name *xr[TILE_32_ROWS];                                                   \
+        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
+        const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
         const int64_t np = (nr + 1) / 2;                                                        \
+        const int64_t nv = two_acc ? nb & ~(int64_t)1 : nb;   /* blocks of the vector sums */   \
         for (int64_t r = 0; r < 2 * np; r++)  /* a lone last row pairs with itself */           \
             xr[r] = (const block_##name *)(w + (r < nr ? r : nr - 1) * row_stride);            \
         for (int64_t r = 0; r < 2 * np; r++)                                                    \
-            for (int64_t c = 0; c < nc; c++) { acc[r / 2][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
-        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
-            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
+            for (int64_t c = 0; c < TILE_32_COLS; c++) {                                        \
+                if (c < nc)                                                                     \
+                    for (int k = 0; k < 2 + 2 * two_acc; k++) acc[r / 2][c][k] = _mm256_setzero_ps(); \
+                summ[r][c] = 0.0f;                                                              \
+            }                                                                                   \
+        for (int64_t k0 = 0; k0 < nv; k0 += TILE_32_CHUNK) {  /* TILE_32_CHUNK is even */       \
+            const int64_t kn = nv - k0 < TILE_32_CHUNK ? nv - k0 : TILE_32_CHUNK;               \
+            for (int64_t ip = 0; ip < np; ip++) {  /* the weights' side, once for all columns */ \
+                const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;            \
+                for (int64_t k = 0; k < kn; k += 2) {  /* kn is even unless nb is */            \
+                    const int64_t k1 = k + 1 < kn ? k + 1 : k;                                  \
+                    const __m256 s = _mm256_castps128_ps256(tile_scales4_##name(&x0[k], &x1[k], &x0[k1], &x1[k1])); \
+                    dxs[ip][k] = _mm256_permutevar8x32_ps(s, idx01);                            \
+                    dxs[ip][k1] = _mm256_permutevar8x32_ps(s, idx23);                           \
+                    if (has_min) {                                                              \
+                        mins[ip][k][0] = tile_min_##name(&x0[k]); mins[ip][k][1] = tile_min_##name(&x1[k]); \
+                        mins[ip][k1][0] = tile_min_##name(&x0[k1]); mins[ip][k1][1] = tile_min_##name(&x1[k1]); \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
             for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
                 const uint8_t *a_ = a + c0 * act_stride;                                        \
-                __m256(*acc_)[TILE_32_COLS] = (__m256(*)[TILE_32_COLS]) & acc[0][c0];           \
+                __m256(*acc_)[TILE_32_COLS][2 + 2 * two_acc] =                                  \
+                    (__m256(*)[TILE_32_COLS][2 + 2 * two_acc]) & acc[0][c0];                    \
                 float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
                 switch (nc - c0) {                                                              \
-                case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_); break; \
-                case 2: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 2, acc_, summ_); break; \
-                case 3: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 3, acc_, summ_); break; \
-                default: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 4, acc_, summ_); break; \
+                case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_, dxs, mins); break; \
+                case 2: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 2, acc_, summ_, dxs, mins); break; \
+                case 3: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 3, acc_, summ_, dxs, mins); break; \
+                default: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 4, acc_, summ_, dxs, mins); break; \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
         for (int64_t r = 0; r < nr; r++)                                                        \
             for (int64_t c = 0; c < nc; c++) {                                                  \
-                const float d = tile_32_hsum_half(acc[r / 2][c], (int)(r % 2));                 \
-                out[r * out_stride + c] = has_min ? d + summ[r][c] : d;                         \
+                __m256 *ac = acc[r / 2][c];                                                     \
+                const __m256 lo = two_acc ? _mm256_add_ps(ac[0], ac[2 * two_acc]) : ac[0];      \
+                const __m256 hi = two_acc ? _mm256_add_ps(ac[1], ac[2 * two_acc + 1]) : ac[1];  \
+                float t = tile_32_hsum_pair_row(lo, hi, (int)(r % 2));                          \
+                if (has_min) t += summ[r][c];                                                   \
+                if (two_acc && nv < nb)                                                         \
+                    t = tail_32_##name(xr[r] + nv, (const block_q8_0 *)(a + c * act_stride) + nv, t); \
+                out[r * out_stride + c] = t;                                                    \
             }                                                                                   \
     }                                                                                           \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
@@ -654,12 +752,12 @@ QGEMV_DEFINE_TILE_32(iq4_nl, q8_0, 1, 0, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(mxfp4, q8_0, 1, 0, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(q4_1, q8_1, 0, 0, 1, min_q4_1)
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
-QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0)
-QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1)
-QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0)
-QGEMV_DEFINE_TILE_32_PAIRS(iq4_nl, q8_0, 0, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0, 0, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1, 0, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0, 0, 1)
+QGEMV_DEFINE_TILE_32_PAIRS(iq4_nl, q8_0, 0, 0, 1, 1)
 
-/* mxfp4 against q8_0, one row (the out-of-cache GEMV): QGEMV_DEFINE_VEC_DOT_32_Q8_0's sum with
+/* mxfp4 against q8_0, one row (the out-of-cache GEMV): QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC's sum with
  * the scale products d_x d_y of 4 blocks formed at once (the scalar E8M0 decode was a third of
  * its instructions) */
 static float vec_dot_mxfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
@@ -679,11 +777,14 @@ static float vec_dot_mxfp4_q8_0(int64_t n, const void *restrict w, const void *r
             else acc1 = _mm256_fmadd_ps(sk, p, acc1);
         }
     }
-    for (; ib < nb; ib++) {
-        const __m256 p = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib]), unpack_q8_0(&y[ib]));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_mxfp4(&x[ib]) * scale_q8_0(&y[ib])), p, acc0);
+    for (; ib + 2 <= nb; ib += 2) {
+        const __m256 p0 = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib]), unpack_q8_0(&y[ib]));
+        const __m256 p1 = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib + 1]), unpack_q8_0(&y[ib + 1]));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_mxfp4(&x[ib]) * scale_q8_0(&y[ib])), p0, acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_mxfp4(&x[ib + 1]) * scale_q8_0(&y[ib + 1])), p1, acc1);
     }
-    return qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
+    const float sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
+    return ib < nb ? tail_32_mxfp4(&x[ib], &y[ib], sum) : sum;
 }
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
