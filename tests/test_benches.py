@@ -53,6 +53,23 @@ def test_mul_mat_agrees_with_qgemv(name, batch, n_threads):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("fmt", qgemv.formats("matmul"), ids=lambda f: f.name)
+@pytest.mark.parametrize("batch", [1, 3])
+def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
+    """m @ x against ggml's own CPU mul_mat on the same blocks: the same activation format, so
+    only the float summation order may differ (for the 32-value and IQ grid formats it is ggml's
+    AVX2 order to the bit; the bound below is what any order allows)."""
+    from blocks import random_blocks
+    rows, cols = 16, 3 * max(fmt.block_size, 256)          # an odd number of blocks per row
+    blocks = random_blocks(fmt.name, rows, cols, seed=fmt.id, moderate=True)
+    x = np.random.default_rng(fmt.id).standard_normal((cols, batch)).astype(np.float32)
+    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
+    m = QMatrix(blocks, fmt.id, (rows, cols))
+    want = m @ x
+    bound = 1e-5 * (np.abs(m.dequantize()).astype(np.float64) @ np.abs(x.astype(np.float64))) + 1e-30
+    assert (np.abs(got.astype(np.float64) - want) <= bound).all(), fmt.name
+
+
 def test_mul_mat_vector_and_repacked_layout():
     blocks = ggml.quantize(2, _weights())                      # q4_0: ggml repacks it on AVX2
     x = np.random.default_rng(2).standard_normal(COLS).astype(np.float32)
