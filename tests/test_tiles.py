@@ -85,3 +85,27 @@ def test_k_quant_tiles_are_vec_dot_bits(fmt, batch, isa):
     """The 256-value formats' tiles keep vec_dot's arithmetic per column: the same bits."""
     m, x, xq = _setup(fmt, 7, batch, seed=fmt.id)
     np.testing.assert_array_equal(_tile(m, xq, 7), _per_row(m, xq))
+
+
+FLOAT_AND_SMALL = [f for f in MATMUL if f.name in ("f32", "f16", "bf16", "nvfp4", "tq1_0", "tq2_0")]
+
+
+@pytest.mark.parametrize("fmt", FLOAT_AND_SMALL, ids=ids)
+@pytest.mark.parametrize("cols", [1, 2, 4])
+@pytest.mark.parametrize("batch", [2, 5, 9, 33])
+def test_float_and_small_block_tiles_are_vec_dot_bits(fmt, cols, batch, isa):
+    """f32 / f16 / bf16 (a small GEMM over vec_dot's four accumulators), nvfp4 and the ternary
+    formats keep vec_dot's arithmetic per (row, column): the same bits, for rows of one block
+    or chunk, several chunks, and (element formats) a scalar tail; rows pass through every row
+    group of a tile (19 rows: pairs and a single row)."""
+    n = cols * fmt.block_size if fmt.block_size > 1 else {1: 7, 2: 96, 4: 600}[cols]
+    rng = np.random.default_rng(fmt.id * 31 + cols + batch)
+    rows = 19
+    m = QMatrix(random_blocks(fmt.name, rows, n, seed=fmt.id + cols, moderate=True), fmt.name, (rows, n))
+    x = rng.standard_normal((batch, n)).astype(np.float32)
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(n)), dtype=np.uint8)
+    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    got = _tile(m, xq, rows)
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got, _per_row(m, xq))
