@@ -137,8 +137,8 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
 }
 
 /* one row against CB <= 4 columns: sum_b d_x d_y isum_b, four blocks per step.  Each block's
- * trits are decoded once for all the columns; per column the float work is the same whatever CB
- * is (vec_dot is this with CB = 1), so the tile gives vec_dot's bits. */
+ * trits are decoded once for all the columns; per column the integer totals are exact and the
+ * float work is vec_dot's, in its order, whatever CB is: the tile gives vec_dot's bits. */
 #define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
     QGEMV_ALWAYS_INLINE void tile_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                          int64_t act_stride, const int CB, float *out) {   \
@@ -176,14 +176,42 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
     }                                                                                      \
+    /* vec_dot: the same arithmetic, the four blocks' dots formed side by side (batch-1 speed) */ \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        float out;                                                                         \
-        tile_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &out);    \
-        return out;                                                                        \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        const int64_t nb = n / QK_K;                                                       \
+        __m128 acc = _mm_setzero_ps();                                                     \
+        int64_t ib = 0;                                                                    \
+        for (; ib + 4 <= nb; ib += 4) {                                                    \
+            __m256i t0[8], t1[8], t2[8], t3[8];                                            \
+            trits_##name(&x[ib], t0);                                                      \
+            trits_##name(&x[ib + 1], t1);                                                  \
+            trits_##name(&x[ib + 2], t2);                                                  \
+            trits_##name(&x[ib + 3], t3);                                                  \
+            const __m128i isum = qgemv_totals4_i32(tq_block_dot_q8_K(t0, &y[ib]), tq_block_dot_q8_K(t1, &y[ib + 1]), \
+                                                   tq_block_dot_q8_K(t2, &y[ib + 2]), tq_block_dot_q8_K(t3, &y[ib + 3])); \
+            const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
+            const __m128 dy = _mm_setr_ps(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d);  \
+            acc = _mm_fmadd_ps(_mm_mul_ps(dx, dy), _mm_cvtepi32_ps(isum), acc);            \
+        }                                                                                  \
+        const __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));                         \
+        float sum = _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));                      \
+        for (; ib < nb; ib++) {                                                            \
+            __m256i t[8];                                                                  \
+            trits_##name(&x[ib], t);                                                       \
+            sum += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[ib])) * (_cvtsh_ss(x[ib].d) * y[ib].d); \
+        }                                                                                  \
+        return sum;                                                                        \
     }                                                                                      \
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols == 1) {                                                                  \
+            for (int64_t r = 0; r < nrows; r++)                                            \
+                out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
+            return;                                                                        \
+        }                                                                                  \
         QGEMV_TILE_ROWS_BY_COLS4(tile_##name, block_##name, n / QK_K, w, row_stride, nrows, \
                                  a, act_stride, ncols, out, out_stride);                   \
     }
