@@ -52,7 +52,7 @@ QGEMV_FOR_EACH_FORMAT(QGEMV_CHECK_SIZE)
  * after it, override those entries (a later designated initializer wins, C11 6.7.9) */
 QGEMV_FOR_EACH_MATMUL(QGEMV_DEFINE_VEC_DOT_TILE_GENERIC)
 #define QGEMV_FOR_EACH_TILE_KERNEL(X) QGEMV_TILES_Q32(X) QGEMV_TILES_KQUANTS(X) QGEMV_TILES_IQUANTS(X) \
-    QGEMV_TILES_FP4_BITS(X)
+    QGEMV_TILES_FP4_BITS(X) QGEMV_TILES_TERNARY(X)
 #define QGEMV_TILE_GENERIC_ENTRY(id, name, act, act_id) [id] = vec_dot_tile_generic_##name##_##act,
 #define QGEMV_TILE_ENTRY(name, act) [QGEMV_ID_##name] = vec_dot_tile_##name##_##act,
 #if defined(__clang__)

@@ -93,3 +93,23 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
     xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
     _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
     np.testing.assert_array_equal(_tile(m, xq, rows), _per_row(m, xq))
+
+
+@pytest.mark.parametrize("fmt", MATMUL, ids=ids)
+@pytest.mark.parametrize("cols", [1, 2, 4])
+@pytest.mark.parametrize("batch", [2, 5, 9, 33])
+def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
+    """The same bits per (row, column) for rows of one block (or chunk) and several, element
+    formats with a scalar tail, and batches past a tile's columns; rows pass through every row
+    group of a tile (19 rows: fours, pairs and a single row)."""
+    n = cols * fmt.block_size if fmt.block_size > 1 else {1: 7, 2: 96, 4: 600}[cols]
+    rng = np.random.default_rng(fmt.id * 31 + cols + batch)
+    rows = 19
+    m = QMatrix(random_blocks(fmt.name, rows, n, seed=fmt.id + cols, moderate=True), fmt.name, (rows, n))
+    x = rng.standard_normal((batch, n)).astype(np.float32)
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(n)), dtype=np.uint8)
+    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    got = _tile(m, xq, rows)
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got, _per_row(m, xq))

@@ -185,7 +185,57 @@ static inline float block_dot_q2_0_q8_0_ref(const block_q2_0 *x, const block_q8_
 }
 
 #if defined(QGEMV_AVX2)
-/* sum_b sum_s d_s d_y(s) sum_j q_j a_j; two nvfp4 blocks (four q8_0 blocks) per step */
+/* one row against CB <= 4 columns: sum_b sum_s d_s d_y(s) sum_j q_j a_j, two nvfp4 blocks (four
+ * q8_0 blocks) per step.  The levels (as magnitudes and signs) and the E4M3 scales of each block
+ * pair are decoded once for all the columns; per column the integer sums are exact and the float
+ * work is vec_dot's, in its order, whatever CB is: the tile gives vec_dot's bits. */
+QGEMV_ALWAYS_INLINE void tile_nvfp4(int64_t nb, const block_nvfp4 *x, const uint8_t *a, int64_t act_stride,
+                                    const int CB, float *out) {
+    /* scale bytes [b0 d0 d1 d2 d3 b1 d0 d1 d2 d3] -> [b0d0 b0d1 b1d0 b1d1 | b0d2 b0d3 b1d2 b1d3] */
+    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i dy_order = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    const block_q8_0 *y[4];
+    __m256 acc[4];
+    float sum[4];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_0 *)(a + j * act_stride);
+        acc[j] = _mm256_setzero_ps();
+    }
+    int64_t ib = 0;
+    for (; ib + 2 <= nb; ib += 2) {
+        __m256i k[4], mag[4];   /* [b0 s0|s2], [b0 s1|s3], [b1 s0|s2], [b1 s1|s3] */
+        levels_nvfp4(&x[ib], &k[0], &k[1]);
+        levels_nvfp4(&x[ib + 1], &k[2], &k[3]);
+        for (int v = 0; v < 4; v++) mag[v] = _mm256_sign_epi8(k[v], k[v]);
+        uint32_t d0, d1;
+        memcpy(&d0, x[ib].d, 4);
+        memcpy(&d1, x[ib + 1].d, 4);
+        const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
+        const __m256 dx = qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
+        for (int j = 0; j < CB; j++) {
+            const block_q8_0 *yb = &y[j][2 * ib];
+            __m256i p[4];
+            for (int h = 0; h < 2; h++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)yb[2 * h].qs);
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)yb[2 * h + 1].qs);
+                p[2 * h] = _mm256_maddubs_epi16(mag[2 * h], _mm256_sign_epi8(_mm256_permute2x128_si256(y0, y1, 0x20), k[2 * h]));
+                p[2 * h + 1] = _mm256_maddubs_epi16(mag[2 * h + 1], _mm256_sign_epi8(_mm256_permute2x128_si256(y0, y1, 0x31), k[2 * h + 1]));
+            }
+            /* lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3] */
+            const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+            /* q8_0 scales of b0 (s0 s1), b1 (s0 s1), b0 (s2 s3), b1 (s2 s3) */
+            const __m128 dy4 = qgemv_f16x4(yb[0].d, yb[2].d, yb[1].d, yb[3].d);
+            const __m256 dy = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dy4), dy_order);
+            acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(sums), acc[j]);
+        }
+    }
+    for (int j = 0; j < CB; j++) sum[j] = qgemv_hsum_f32x8(acc[j]);
+    for (; ib < nb; ib++)
+        for (int j = 0; j < CB; j++) sum[j] += block_dot_nvfp4_q8_0_ref(&x[ib], &y[j][2 * ib]);
+    for (int j = 0; j < CB; j++) out[j] = sum[j];
+}
+/* vec_dot: the tile's arithmetic for one column, written for batch-1 speed (the one-column tile
+ * is a few per cent slower) */
 static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
     const block_nvfp4 *x = (const block_nvfp4 *)w;
     const block_q8_0 *y = (const block_q8_0 *)a;
@@ -219,6 +269,17 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
     float sum = qgemv_hsum_f32x8(acc);
     for (; ib < nb; ib++) sum += block_dot_nvfp4_q8_0_ref(&x[ib], &y[2 * ib]);
     return sum;
+}
+
+static void vec_dot_tile_nvfp4_q8_0(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                    const void *restrict a, int64_t act_stride, int64_t ncols,
+                                    float *restrict out, int64_t out_stride) {
+    if (ncols == 1) {
+        for (int64_t r = 0; r < nrows; r++) out[r * out_stride] = vec_dot_nvfp4_q8_0(n, (const uint8_t *)w + r * row_stride, a);
+        return;
+    }
+    QGEMV_TILE_ROWS_BY_COLS4(tile_nvfp4, block_nvfp4, n / QK_NVFP4, w, row_stride, nrows, a, act_stride,
+                             ncols, out, out_stride);
 }
 
 /* sum_b d_x sum_k d_y(k) sum_j (+-a_j); the signs come negated (-1 for a set bit), so the
@@ -371,7 +432,7 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX2)
-#define QGEMV_TILES_FP4_BITS(X) X(q1_0, q8_0)
+#define QGEMV_TILES_FP4_BITS(X) X(q1_0, q8_0) X(nvfp4, q8_0)
 #else
 #define QGEMV_TILES_FP4_BITS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif

@@ -124,21 +124,59 @@ static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m2
  * summed over the 8 vectors, minus the bsums, stay inside int16.  Only the lanes' total is
  * meaningful (the bsums do not line up with the lanes), so it is formed exactly, in integers,
  * before any float rounding: a lane alone can be far larger than the block's sum. */
+QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8_K *y) {
+    const __m256i *ay = (const __m256i *)y->qs;
+    __m256i s0 = _mm256_maddubs_epi16(t[0], _mm256_loadu_si256(ay + 0));
+    __m256i s1 = _mm256_maddubs_epi16(t[1], _mm256_loadu_si256(ay + 1));
+    for (int v = 2; v < 8; v += 2) {
+        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(t[v], _mm256_loadu_si256(ay + v)));
+        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(t[v + 1], _mm256_loadu_si256(ay + v + 1)));
+    }
+    const __m256i bsums = _mm256_loadu_si256((const __m256i *)y->bsums);
+    return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_add_epi16(s0, s1), bsums), _mm256_set1_epi16(1));
+}
+
+/* one row against CB <= 4 columns: sum_b d_x d_y isum_b, four blocks per step.  Each block's
+ * trits are decoded once for all the columns; per column the integer totals are exact and the
+ * float work is vec_dot's, in its order, whatever CB is: the tile gives vec_dot's bits. */
 #define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
-    static inline __m256i block_dot_##name##_q8_K(const block_##name *x, const block_q8_K *y) { \
-        __m256i t[8];                                                                      \
-        trits_##name(x, t);                                                                \
-        const __m256i *ay = (const __m256i *)y->qs;                                        \
-        __m256i s0 = _mm256_maddubs_epi16(t[0], _mm256_loadu_si256(ay + 0));               \
-        __m256i s1 = _mm256_maddubs_epi16(t[1], _mm256_loadu_si256(ay + 1));               \
-        for (int v = 2; v < 8; v += 2) {                                                   \
-            s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(t[v], _mm256_loadu_si256(ay + v))); \
-            s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(t[v + 1], _mm256_loadu_si256(ay + v + 1))); \
+    QGEMV_ALWAYS_INLINE void tile_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
+                                         int64_t act_stride, const int CB, float *out) {   \
+        const block_q8_K *y[4];                                                            \
+        __m128 acc[4];                                                                     \
+        float sum[4];                                                                      \
+        for (int j = 0; j < CB; j++) {                                                     \
+            y[j] = (const block_q8_K *)(a + j * act_stride);                               \
+            acc[j] = _mm_setzero_ps();                                                     \
         }                                                                                  \
-        const __m256i bsums = _mm256_loadu_si256((const __m256i *)y->bsums);               \
-        return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_add_epi16(s0, s1), bsums), _mm256_set1_epi16(1)); \
+        int64_t ib = 0;                                                                    \
+        for (; ib + 4 <= nb; ib += 4) {                                                    \
+            __m256i p[4][4];                                                               \
+            for (int q = 0; q < 4; q++) {                                                  \
+                __m256i t[8];                                                              \
+                trits_##name(&x[ib + q], t);                                               \
+                for (int j = 0; j < CB; j++) p[j][q] = tq_block_dot_q8_K(t, &y[j][ib + q]); \
+            }                                                                              \
+            const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
+            for (int j = 0; j < CB; j++) {                                                 \
+                const __m128i isum = qgemv_totals4_i32(p[j][0], p[j][1], p[j][2], p[j][3]); \
+                const __m128 dy = _mm_setr_ps(y[j][ib].d, y[j][ib + 1].d, y[j][ib + 2].d, y[j][ib + 3].d); \
+                acc[j] = _mm_fmadd_ps(_mm_mul_ps(dx, dy), _mm_cvtepi32_ps(isum), acc[j]);  \
+            }                                                                              \
+        }                                                                                  \
+        for (int j = 0; j < CB; j++) {                                                     \
+            const __m128 s = _mm_add_ps(acc[j], _mm_movehl_ps(acc[j], acc[j]));            \
+            sum[j] = _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));                     \
+        }                                                                                  \
+        for (; ib < nb; ib++) {                                                            \
+            __m256i t[8];                                                                  \
+            trits_##name(&x[ib], t);                                                       \
+            for (int j = 0; j < CB; j++)                                                   \
+                sum[j] += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[j][ib])) * (_cvtsh_ss(x[ib].d) * y[j][ib].d); \
+        }                                                                                  \
+        for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
     }                                                                                      \
-    /* sum_b d_x d_y isum_b, four blocks per step */                                       \
+    /* vec_dot: the same arithmetic, the four blocks' dots formed side by side (batch-1 speed) */ \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
@@ -146,19 +184,36 @@ static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m2
         __m128 acc = _mm_setzero_ps();                                                     \
         int64_t ib = 0;                                                                    \
         for (; ib + 4 <= nb; ib += 4) {                                                    \
-            const __m128i isum = qgemv_totals4_i32(block_dot_##name##_q8_K(&x[ib], &y[ib]),         \
-                                                   block_dot_##name##_q8_K(&x[ib + 1], &y[ib + 1]), \
-                                                   block_dot_##name##_q8_K(&x[ib + 2], &y[ib + 2]), \
-                                                   block_dot_##name##_q8_K(&x[ib + 3], &y[ib + 3])); \
+            __m256i t0[8], t1[8], t2[8], t3[8];                                            \
+            trits_##name(&x[ib], t0);                                                      \
+            trits_##name(&x[ib + 1], t1);                                                  \
+            trits_##name(&x[ib + 2], t2);                                                  \
+            trits_##name(&x[ib + 3], t3);                                                  \
+            const __m128i isum = qgemv_totals4_i32(tq_block_dot_q8_K(t0, &y[ib]), tq_block_dot_q8_K(t1, &y[ib + 1]), \
+                                                   tq_block_dot_q8_K(t2, &y[ib + 2]), tq_block_dot_q8_K(t3, &y[ib + 3])); \
             const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
             const __m128 dy = _mm_setr_ps(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d);  \
             acc = _mm_fmadd_ps(_mm_mul_ps(dx, dy), _mm_cvtepi32_ps(isum), acc);            \
         }                                                                                  \
-        __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));                               \
+        const __m128 s = _mm_add_ps(acc, _mm_movehl_ps(acc, acc));                         \
         float sum = _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));                      \
-        for (; ib < nb; ib++)                                                              \
-            sum += (float)qgemv_hsum_i32x8(block_dot_##name##_q8_K(&x[ib], &y[ib])) * (_cvtsh_ss(x[ib].d) * y[ib].d); \
+        for (; ib < nb; ib++) {                                                            \
+            __m256i t[8];                                                                  \
+            trits_##name(&x[ib], t);                                                       \
+            sum += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[ib])) * (_cvtsh_ss(x[ib].d) * y[ib].d); \
+        }                                                                                  \
         return sum;                                                                        \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols == 1) {                                                                  \
+            for (int64_t r = 0; r < nrows; r++)                                            \
+                out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
+            return;                                                                        \
+        }                                                                                  \
+        QGEMV_TILE_ROWS_BY_COLS4(tile_##name, block_##name, n / QK_K, w, row_stride, nrows, \
+                                 a, act_stride, ncols, out, out_stride);                   \
     }
 #else
 #define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
@@ -181,3 +236,10 @@ QGEMV_DEFINE_DEQUANT_ROW_TQ(tq1_0)
 QGEMV_DEFINE_DEQUANT_ROW_TQ(tq2_0)
 QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq1_0)
 QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq2_0)
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#if defined(QGEMV_AVX2)
+#define QGEMV_TILES_TERNARY(X) X(tq1_0, q8_K) X(tq2_0, q8_K)
+#else
+#define QGEMV_TILES_TERNARY(X)   /* portable: the generic tiles (src/tiles.h) */
+#endif
