@@ -273,8 +273,6 @@ static inline __m256i tile_nibbles_32(const uint8_t *qs) {
     const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
     return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
 }
-static inline __m256i tile_levels_q4_0(const block_q4_0 *b) { return tile_nibbles_32(b->qs); }   /* q + 8 */
-static inline __m256i tile_levels_q4_1(const block_q4_1 *b) { return tile_nibbles_32(b->qs); }
 static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
     const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
     return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
@@ -284,8 +282,6 @@ static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
     return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
 }
 static inline __m256i tile_levels_q8_0(const block_q8_0 *b) { return unpack_q8_0(b); }
-static inline __m256i tile_levels_iq4_nl(const block_iq4_nl *b) { return qgemv_lookup16(kvalues_iq4nl, tile_nibbles_32(b->qs)); }
-static inline __m256i tile_levels_mxfp4(const block_mxfp4 *b) { return qgemv_lookup16(kvalues_mxfp4, tile_nibbles_32(b->qs)); }
 
 /* the scales (minima) of 4 blocks as one vector: one F16C conversion for 4 f16 */
 #define TILE_32_F16_SCALES4(name, field, fn)                                                  \
@@ -745,12 +741,9 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
         tile_32_##name##_##act(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride); \
     }
 
-QGEMV_DEFINE_TILE_32(q4_0, q8_0, 0, 8, 0, qgemv_no_min)
+/* the formats without a pair kernel (q4_0, q4_1, iq4_nl and mxfp4 have theirs below) */
 QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
-QGEMV_DEFINE_TILE_32(iq4_nl, q8_0, 1, 0, 0, qgemv_no_min)
-QGEMV_DEFINE_TILE_32(mxfp4, q8_0, 1, 0, 0, qgemv_no_min)
-QGEMV_DEFINE_TILE_32(q4_1, q8_1, 0, 0, 1, min_q4_1)
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0, 0, 0)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1, 0, 0)
