@@ -51,6 +51,42 @@ static float qgemv_make_qkx2_quants(int n, int nmax, const float *restrict x, co
                             rmin, rdelta, nstep, use_mad, 0);
 }
 
+#define QGEMV_Q3_MAX 16
+
+/* the move make_q3_quants considers for values i0 .. n-1 given the sums: slx = sumlx - (w x) l,
+ * sl2 = suml2 - (w l) l, l' = clamp(nearest_int(x sl2 / slx)); 8 at a time in AVX2, the same
+ * IEEE operations per value */
+static inline void qgemv_q3_candidates(int i0, int n, int nmax, float sumlx, float suml2,
+                                       const float *restrict x, const float *restrict w,
+                                       const float *restrict wx, const float *restrict lf,
+                                       float *restrict cslx, float *restrict csl2, int *restrict cl) {
+    int i = i0;
+#if defined(QGEMV_AVX2)
+    const __m256 vsumlx = _mm256_set1_ps(sumlx), vsuml2 = _mm256_set1_ps(suml2);
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    const __m256i lo = _mm256_set1_epi32(-nmax), hi = _mm256_set1_epi32(nmax - 1);
+    for (; i < n; i += 8) {   /* lanes past n read the callers' zero padding and are never used */
+        const __m256 l = _mm256_loadu_ps(lf + i);
+        const __m256 slx = _mm256_sub_ps(vsumlx, _mm256_mul_ps(_mm256_loadu_ps(wx + i), l));
+        const __m256 sl2 = _mm256_sub_ps(vsuml2, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(w + i), l), l));
+        const __m256 v = _mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), sl2), slx);
+        __m256i li = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(v, magic)),
+                                                       _mm256_set1_epi32(0x007fffff)),
+                                      _mm256_set1_epi32(0x00400000));
+        li = _mm256_min_epi32(_mm256_max_epi32(li, lo), hi);
+        _mm256_storeu_ps(cslx + i, slx);
+        _mm256_storeu_ps(csl2 + i, sl2);
+        _mm256_storeu_si256((__m256i *)(cl + i), li);
+    }
+#endif
+    for (; i < n; i++) {
+        cslx[i] = sumlx - wx[i] * lf[i];
+        csl2[i] = suml2 - w[i] * lf[i] * lf[i];
+        const int l = qgemv_nearest_int(x[i] * csl2[i] / cslx[i]);
+        cl[i] = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
+    }
+}
+
 /* Symmetric levels L in [0, 2 nmax) for x = scale (L - nmax), from -nmax / max, then up to 5
  * rounds of moving single values to the level that raises (sum w x l)^2 / sum w l^2, w = x^2
  * (ggml's make_q3_quants with do_rmse) */
@@ -65,32 +101,46 @@ static float qgemv_make_q3_quants(int n, int nmax, const float *restrict x, int8
         return 0.0f;
     }
     const float iscale = (float)-nmax / max;
+    /* per value: w = x^2, w x, the level as a float, and the candidate move of the pass below
+     * (n <= 16, padded for 8-wide loads) */
+    float xs[QGEMV_Q3_MAX + 8] = {0}, w[QGEMV_Q3_MAX + 8] = {0}, wx[QGEMV_Q3_MAX + 8] = {0};
+    float lf[QGEMV_Q3_MAX + 8] = {0}, cand_slx[QGEMV_Q3_MAX + 8], cand_sl2[QGEMV_Q3_MAX + 8];
+    int cand_l[QGEMV_Q3_MAX + 8];
+    memcpy(xs, x, (size_t)n * sizeof(float));
     float sumlx = 0.0f, suml2 = 0.0f;
     for (int i = 0; i < n; i++) {
         int l = qgemv_nearest_int(iscale * x[i]);
         l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
         L[i] = (int8_t)l;
-        const float w = x[i] * x[i];
-        sumlx += w * x[i] * (float)l;
-        suml2 += w * (float)l * (float)l;
+        w[i] = x[i] * x[i];
+        wx[i] = w[i] * x[i];
+        lf[i] = (float)l;
+        sumlx += wx[i] * lf[i];
+        suml2 += w[i] * lf[i] * lf[i];
     }
     for (int itry = 0; itry < 5; itry++) {
-        int n_changed = 0;
+        int n_changed = 0, stale = 1;
         for (int i = 0; i < n; i++) {
-            const float w = x[i] * x[i];
-            float slx = sumlx - w * x[i] * (float)L[i];
+            /* each value's move depends on the sums only: computed for the values still to
+             * come (several at once), again whenever a move changes the sums */
+            if (stale) {
+                qgemv_q3_candidates(i, n, nmax, sumlx, suml2, xs, w, wx, lf, cand_slx, cand_sl2, cand_l);
+                stale = 0;
+            }
+            float slx = cand_slx[i];
             if (slx > 0.0f) {
-                float sl2 = suml2 - w * (float)L[i] * (float)L[i];
-                int new_l = qgemv_nearest_int(x[i] * sl2 / slx);
-                new_l = new_l < -nmax ? -nmax : new_l > nmax - 1 ? nmax - 1 : new_l;
+                float sl2 = cand_sl2[i];
+                const int new_l = cand_l[i];
                 if (new_l != L[i]) {
-                    slx += w * x[i] * (float)new_l;
-                    sl2 += w * (float)new_l * (float)new_l;
+                    slx += wx[i] * (float)new_l;
+                    sl2 += w[i] * (float)new_l * (float)new_l;
                     if (sl2 > 0.0f && slx * slx * suml2 > sumlx * sumlx * sl2) {
                         L[i] = (int8_t)new_l;
+                        lf[i] = (float)new_l;
                         sumlx = slx;
                         suml2 = sl2;
                         n_changed++;
+                        stale = 1;
                     }
                 }
             }
@@ -287,7 +337,20 @@ static inline void qgemv_finish_q3_K(const float *restrict x, block_q3_K *restri
         sc = (int8_t)((sc | ((y->scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32);
         const float d = dd * (float)sc;
         if (d == 0.0f) continue;
-        for (int ii = 0; ii < 16; ii++) {
+        int ii = 0;
+#if defined(QGEMV_AVX2)
+        for (; ii < 16; ii += 8) {   /* the same division and rounding, 8 at a time */
+            const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + 16 * j + ii), _mm256_set1_ps(d));
+            __m256i l = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12582912.0f))),
+                                                          _mm256_set1_epi32(0x007fffff)),
+                                         _mm256_set1_epi32(0x00400000));
+            l = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(l, _mm256_set1_epi32(-4)), _mm256_set1_epi32(3)),
+                                 _mm256_set1_epi32(4));
+            const __m128i l16 = _mm_packs_epi32(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+            _mm_storel_epi64((__m128i *)(L + 16 * j + ii), _mm_packs_epi16(l16, l16));
+        }
+#endif
+        for (; ii < 16; ii++) {
             const int l = qgemv_nearest_int(x[16 * j + ii] / d);
             L[16 * j + ii] = (int8_t)((l < -4 ? -4 : l > 3 ? 3 : l) + 4);
         }
