@@ -227,10 +227,13 @@ static float qgemv_qkx_search(int n, int nmax, const float *restrict x, const fl
 /* Asymmetric levels L in [0, nmax] for x = scale L - the_min (the_min >= 0), fitted by
  * weighted least squares over nstep + 1 inverse scales (rmin + rdelta is + nmax) / (max - min),
  * keeping the smallest weighted squared (or absolute, use_mad) error.  weights NULL: x^2.
- * (ggml's make_qkx3_quants.) */
-static float qgemv_make_qkx3_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
-                                    uint8_t *restrict L, float *restrict the_min,
-                                    float rmin, float rdelta, int nstep, int use_mad) {
+ * guarded: ggml's make_qkx3_quants, whose search guards the rounding (min may sit at or near
+ * max, so iscale (x - min) can be inf, nan or out of nearest_int's range); unguarded: its
+ * make_qkx2_quants.  (Their flat-block tests, max == min and max <= min, agree: min <= 0 <= max
+ * or min = min(x) <= max.) */
+static float qgemv_make_qkx_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
+                                   uint8_t *restrict L, float *restrict the_min, float rmin, float rdelta,
+                                   int nstep, int use_mad, int guarded) {
     float min = x[0], max = x[0];
     float sum_w = weights ? weights[0] : x[0] * x[0];
     float sum_x = sum_w * x[0];
@@ -262,12 +265,15 @@ static float qgemv_make_qkx3_quants(int n, int nmax, const float *restrict x, co
         *the_min = -min;
         return scale;
     }
-    /* min may sit at or near max, so iscale (x - min) can be inf, nan or out of nearest_int's
-     * range: the guarded rounding */
     float w[QGEMV_SEARCH_MAX];
     for (int i = 0; i < n; i++) w[i] = weights ? weights[i] : x[i] * x[i];
     return qgemv_qkx_search(n, nmax, x, w, sum_w, sum_x, max, min, scale, best_mad, L, the_min,
-                            rmin, rdelta, nstep, use_mad, 1);
+                            rmin, rdelta, nstep, use_mad, guarded);
+}
+static inline float qgemv_make_qkx3_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
+                                           uint8_t *restrict L, float *restrict the_min, float rmin,
+                                           float rdelta, int nstep, int use_mad) {
+    return qgemv_make_qkx_quants(n, nmax, x, weights, L, the_min, rmin, rdelta, nstep, use_mad, 1);
 }
 
 /* the mean of x^2 over a row of n values (sigma2 of ggml's importance-weighted 32-blocks) */

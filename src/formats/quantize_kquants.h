@@ -11,44 +11,11 @@
 
 /* ---------------------------------------------------------------- the K-quant searches */
 
-/* Asymmetric levels L in [0, nmax] for x = scale L - the_min, weighted least squares over
- * nstep + 1 inverse scales (ggml's make_qkx2_quants: no guard on the rounded values, and
- * "max == min" for a flat block, unlike make_qkx3_quants). */
-static float qgemv_make_qkx2_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
-                                    uint8_t *restrict L, float *restrict the_min,
-                                    float rmin, float rdelta, int nstep, int use_mad) {
-    float min = x[0], max = x[0];
-    float sum_w = weights[0];
-    float sum_x = sum_w * x[0];
-    for (int i = 1; i < n; i++) {
-        if (x[i] < min) min = x[i];
-        if (x[i] > max) max = x[i];
-        const float w = weights[i];
-        sum_w += w;
-        sum_x += w * x[i];
-    }
-    if (min > 0.0f) min = 0.0f;
-    if (max == min) {
-        memset(L, 0, (size_t)n);
-        *the_min = -min;
-        return 0.0f;
-    }
-    float iscale = (float)nmax / (max - min);
-    float scale = 1.0f / iscale;
-    float best_error = 0.0f;
-    for (int i = 0; i < n; i++) {
-        const int l = qgemv_nearest_int(iscale * (x[i] - min));
-        L[i] = (uint8_t)(l < 0 ? 0 : l > nmax ? nmax : l);
-        float diff = scale * (float)L[i] + min - x[i];
-        diff = use_mad ? fabsf(diff) : diff * diff;
-        best_error += weights[i] * diff;
-    }
-    if (nstep < 1) {
-        *the_min = -min;
-        return scale;
-    }
-    return qgemv_qkx_search(n, nmax, x, weights, sum_w, sum_x, max, min, scale, best_error, L, the_min,
-                            rmin, rdelta, nstep, use_mad, 0);
+/* ggml's make_qkx2_quants: make_qkx3_quants without its rounding guard (quantize_common.h) */
+static inline float qgemv_make_qkx2_quants(int n, int nmax, const float *restrict x, const float *restrict weights,
+                                           uint8_t *restrict L, float *restrict the_min, float rmin,
+                                           float rdelta, int nstep, int use_mad) {
+    return qgemv_make_qkx_quants(n, nmax, x, weights, L, the_min, rmin, rdelta, nstep, use_mad, 0);
 }
 
 #define QGEMV_Q3_MAX 16
