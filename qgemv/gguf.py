@@ -722,19 +722,19 @@ class GGUFFile:
             self._computable(info)
         first = infos[0]
         for prev, info in zip(infos, infos[1:]):
-            if info.qtype != first.qtype or info.shape[1] != first.shape[1]:
-                raise ValueError(f"tensors {prev.name!r} and {info.name!r} cannot be stacked: "
-                                 f"{prev.qtype} {prev.shape} and {info.qtype} {info.shape} differ "
-                                 f"in type or width")
-            if info.offset != prev.offset + prev.nbytes:
-                raise ValueError(f"tensors {prev.name!r} and {info.name!r} cannot be stacked without "
-                                 f"a copy: the second starts at byte {info.offset}, not right after "
-                                 f"the first ({prev.offset + prev.nbytes})")
+            problem = _stack_problem(prev, info)
+            if problem:
+                raise ValueError(f"tensors {prev.name!r} and {info.name!r} cannot be stacked{problem}")
         from qgemv.qmatrix import QMatrix
         if not more:
             return QMatrix(self.tensor_data(name), first.qtype, first.shape)
         data = self._view(first.offset, sum(t.nbytes for t in infos), np.uint8)
         return QMatrix(data, first.qtype, (sum(t.shape[0] for t in infos), first.shape[1]))
+
+    def stackable(self, first: str, second: str) -> bool:
+        """Whether tensor ``second``'s rows can follow ``first``'s in one zero-copy
+        :meth:`qmatrix` (same type and width, stored right after it)."""
+        return not _stack_problem(self._tensor(first), self._tensor(second))
 
     def array(self, name: str) -> np.ndarray:
         """Tensor ``name`` as a numpy array of its numpy ``shape``, any rank.
@@ -933,6 +933,17 @@ def _numeric_array(values, etype: ValueType) -> np.ndarray:
     if arr.size and not (info.min <= arr.min() and arr.max() <= info.max):
         raise ValueError(f"elements out of range for {etype.name.lower()} [{info.min}, {info.max}]")
     return arr.astype(dtype)
+
+
+def _stack_problem(prev: TensorInfo, info: TensorInfo) -> str:
+    """Why ``info`` cannot follow ``prev`` in one zero-copy matrix ("" if it can)."""
+    if info.qtype != prev.qtype or info.shape[1:] != prev.shape[1:]:
+        return (f": {prev.qtype} {prev.shape} and {info.qtype} {info.shape} differ in type or "
+                f"width")
+    if info.offset != prev.offset + prev.nbytes:
+        return (f" without a copy: the second starts at byte {info.offset}, not right after the "
+                f"first ({prev.offset + prev.nbytes})")
+    return ""
 
 
 class _PendingTensor(NamedTuple):

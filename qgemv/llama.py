@@ -92,9 +92,7 @@ class _Projections:
         infos = sorted((f.tensors[n] for n in names), key=lambda t: t.offset)
         runs = [[infos[0]]]
         for t in infos[1:]:
-            prev = runs[-1][-1]
-            if (t.offset == prev.offset + prev.nbytes and t.qtype == prev.qtype
-                    and t.shape[1] == prev.shape[1]):
+            if f.stackable(runs[-1][-1].name, t.name):
                 runs[-1].append(t)
             else:
                 runs.append([t])
