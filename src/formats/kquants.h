@@ -541,19 +541,8 @@ QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
                 out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
             return;                                                                        \
         }                                                                                  \
-        for (int64_t r = 0; r < nrows; r++) {                                              \
-            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
-            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                    \
-                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                  \
-                float *o_ = out + r * out_stride + c0;                                     \
-                switch (ncols - c0) {                                                      \
-                case 1: tile_k4_##name(n / QK_K, x, a_, act_stride, 1, o_); break;         \
-                case 2: tile_k4_##name(n / QK_K, x, a_, act_stride, 2, o_); break;         \
-                case 3: tile_k4_##name(n / QK_K, x, a_, act_stride, 3, o_); break;         \
-                default: tile_k4_##name(n / QK_K, x, a_, act_stride, 4, o_); break;        \
-                }                                                                          \
-            }                                                                              \
-        }                                                                                  \
+        QGEMV_TILE_ROWS_BY_COLS4(tile_k4_##name, block_##name, n / QK_K, w, row_stride, nrows, a, \
+                                 act_stride, ncols, out, out_stride);                      \
     }
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
@@ -605,19 +594,8 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
 static void vec_dot_tile_q6_K_q8_K(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
                                    const void *restrict a, int64_t act_stride, int64_t ncols,
                                    float *restrict out, int64_t out_stride) {
-    for (int64_t r = 0; r < nrows; r++) {
-        const block_q6_K *x = (const block_q6_K *)((const uint8_t *)w + r * row_stride);
-        for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
-            const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
-            float *o_ = out + r * out_stride + c0;
-            switch (ncols - c0) {
-            case 1: tile_k6(n / QK_K, x, a_, act_stride, 1, o_); break;
-            case 2: tile_k6(n / QK_K, x, a_, act_stride, 2, o_); break;
-            case 3: tile_k6(n / QK_K, x, a_, act_stride, 3, o_); break;
-            default: tile_k6(n / QK_K, x, a_, act_stride, 4, o_); break;
-            }
-        }
-    }
+    QGEMV_TILE_ROWS_BY_COLS4(tile_k6, block_q6_K, n / QK_K, w, row_stride, nrows, a, act_stride, ncols,
+                             out, out_stride);
 }
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
