@@ -5,7 +5,7 @@ cdef extern from "qgemv/kernels.h" nogil:
     enum: QGEMV_N_TYPES
     ctypedef void (*qgemv_dequant_row_fn)(const void *blocks, float *dst, int64_t n) noexcept nogil
     ctypedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n) noexcept nogil
-    ctypedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n,
+    ctypedef int (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n,
                                                const float *imatrix) noexcept nogil
     ctypedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a) noexcept nogil
     ctypedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,

@@ -195,9 +195,7 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
         raise MemoryError(f"no memory for the quantization tables of type {qtype}")
     with nogil:
         for r in prange(rows, schedule="static", num_threads=n_threads):
-            if t.all_finite(&a[r, 0], cols):
-                t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw)
-            else:
+            if not t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw):
                 bad[r] = 1
     for r in range(rows):
         if bad[r]:

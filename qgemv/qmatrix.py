@@ -135,7 +135,19 @@ class QMatrix:
             if bad >= 0:
                 raise ValueError(f"{fmt.name}: row {bad} of a holds NaN or Inf, which ggml "
                                  f"cannot quantize")
-        return cls(out, fmt.name, (rows, cols))
+        return cls._over_blocks(out, fmt, rows, cols)
+
+    @classmethod
+    def _over_blocks(cls, blocks: np.ndarray, fmt: Format, rows: int, cols: int) -> QMatrix:
+        """A QMatrix over ``blocks``, a fresh uint8 array of ``(rows, row_nbytes)`` made here: the
+        checks of ``__init__`` hold by construction."""
+        self = object.__new__(cls)
+        self._data = blocks.reshape(-1)
+        self._data.flags.writeable = False
+        self._fmt = fmt
+        self._shape = (rows, cols)
+        self._row_nbytes = blocks.shape[1]
+        return self
 
     # ------------------------------------------------------------------ properties
     @property

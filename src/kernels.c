@@ -51,6 +51,16 @@ QGEMV_FOR_EACH_FORMAT(QGEMV_CHECK_SIZE)
 /* every product gets the generic tile (src/tiles.h); the families' specialised tiles, listed
  * after it, override those entries (a later designated initializer wins, C11 6.7.9) */
 QGEMV_FOR_EACH_MATMUL(QGEMV_DEFINE_VEC_DOT_TILE_GENERIC)
+
+/* every weight quantizer behind the NaN/Inf check, a pass before it; the quantizers that check
+ * as they go (QGEMV_QUANTIZE_FUSED: one pass over the row), listed after, override theirs */
+#define QGEMV_DEFINE_QUANTIZE_CHECKED(id, name) \
+    static inline int quantize_checked_##name(const float *x, void *y, int64_t n, const float *qw) { \
+        if (!all_finite(x, n)) return 0; \
+        quantize_##name(x, y, n, qw); \
+        return 1; \
+    }
+QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_FOR_EACH_TILE_KERNEL(X) QGEMV_TILES_Q32(X) QGEMV_TILES_KQUANTS(X) QGEMV_TILES_IQUANTS(X) \
     QGEMV_TILES_FP4_BITS(X) QGEMV_TILES_TERNARY(X)
 #define QGEMV_TILE_GENERIC_ENTRY(id, name, act, act_id) [id] = vec_dot_tile_generic_##name##_##act,
@@ -64,7 +74,8 @@ QGEMV_FOR_EACH_MATMUL(QGEMV_DEFINE_VEC_DOT_TILE_GENERIC)
 #define QGEMV_DEQUANT_ENTRY(id, name) [id] = dequant_row_##name,
 #define QGEMV_VEC_DOT_ENTRY(id, name, act, act_id) [id] = vec_dot_##name##_##act,
 #define QGEMV_QUANTIZE_ENTRY(id, name) [id] = quantize_row_##name,
-#define QGEMV_QUANTIZE_WEIGHTS_ENTRY(id, name) [id] = quantize_##name,
+#define QGEMV_QUANTIZE_WEIGHTS_ENTRY(id, name) [id] = quantize_checked_##name,
+#define QGEMV_QUANTIZE_FUSED_ENTRY(name) [QGEMV_ID_##name] = quantize_fused_##name,
 #define QGEMV_SIZE_ENTRY(id, name, block_size, type_size) [id] = sizeof(block_##name),
 #define QGEMV_ALIGN_ENTRY(id, name, block_size, type_size) [id] = _Alignof(block_##name),
 
@@ -74,7 +85,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .vec_dot = {QGEMV_FOR_EACH_MATMUL(QGEMV_VEC_DOT_ENTRY)},
     .vec_dot_tile = {QGEMV_FOR_EACH_MATMUL(QGEMV_TILE_GENERIC_ENTRY) QGEMV_FOR_EACH_TILE_KERNEL(QGEMV_TILE_ENTRY)},
     .quantize_act = {QGEMV_FOR_EACH_ACTIVATION(QGEMV_QUANTIZE_ENTRY)},
-    .quantize_row = {QGEMV_FOR_EACH_QUANTIZE(QGEMV_QUANTIZE_WEIGHTS_ENTRY)},
+    .quantize_row = {QGEMV_FOR_EACH_QUANTIZE(QGEMV_QUANTIZE_WEIGHTS_ENTRY) QGEMV_QUANTIZE_FUSED(QGEMV_QUANTIZE_FUSED_ENTRY)},
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,

@@ -232,6 +232,29 @@ def test_non_finite_found_at_every_position(bad, isa):
     assert QMatrix.quantize(np.full((1, 40), 3.4e38, np.float32), "f32").nbytes == 160
 
 
+@pytest.mark.parametrize("shift", [0, 1, 4, 7, 8, 100, 127, 128, 1000, 1023])
+def test_f32_copy_and_check_at_every_alignment(isa, shift):
+    """f32's quantizer copies and checks in one pass, with aligned stores, running from the end
+    when the output sits just above the input modulo 4 KiB (shift: that distance in floats):
+    every value copied and a bad value found at any position, in either direction."""
+    from qgemv import _kernels
+    page = np.zeros(3 * 1024 + 64, np.float32)
+    base = -page.ctypes.data % 4096 // 4           # page[base] starts a 4 KiB page
+    n = 203
+    for x_at in (base + 1, base + 3, base + 8):
+        x = page[x_at:x_at + n].reshape(1, n)
+        x[...] = np.arange(1, n + 1, dtype=np.float32)
+        out_buf = np.zeros(2 * 1024 + 512, np.float32)
+        o = -out_buf.ctypes.data % 4096 // 4 + (x_at - base) + shift
+        out = out_buf[o:o + n].reshape(1, n)
+        assert _kernels.quantize(isa, 0, x, None, out.view(np.uint8), 1) == -1
+        np.testing.assert_array_equal(out, x)
+        for col in (0, 1, 5, 8, 17, 100, n - 9, n - 1):
+            x[0, col] = np.nan
+            assert _kernels.quantize(isa, 0, x, None, out.view(np.uint8), 1) == 0
+            x[0, col] = col + 1
+
+
 def test_float16_and_strided_inputs():
     a = rows_of("random", 6, 128)
     expect = QMatrix.quantize(a.astype(np.float16).astype(np.float32), "q4_0").data

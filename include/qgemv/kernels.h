@@ -18,8 +18,9 @@ typedef void (*qgemv_dequant_row_fn)(const void *blocks, float *dst, int64_t n);
 /* n floats -> a row of activation blocks */
 typedef void (*qgemv_quantize_row_fn)(const float *src, void *blocks, int64_t n);
 /* one row of n floats -> a row of weight blocks, as ggml's quantize_<name> (imatrix: n
- * importance weights, or NULL) */
-typedef void (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n, const float *imatrix);
+ * importance weights, or NULL); 1, or 0 when the row holds NaN or Inf (ggml refuses those
+ * rows; the blocks are then unspecified) */
+typedef int (*qgemv_quantize_weights_fn)(const float *src, void *blocks, int64_t n, const float *imatrix);
 /* sum over n values of weight row w times activation row a (a in the weight format's act) */
 typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
 /* a tile of rows x columns (src/tiles.h): for r < nrows, c < ncols,
@@ -50,7 +51,7 @@ typedef struct {
     qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES];            /* weight type -> dot with its act (_formats.py) */
     qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES];  /* weight type -> tile of rows x columns */
     qgemv_quantize_row_fn quantize_act[QGEMV_N_TYPES];  /* act type -> quantizer */
-    qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer */
+    qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer, checked */
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;

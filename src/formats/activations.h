@@ -6,23 +6,68 @@
  * q = round-to-nearest-even(x id), d = amax / 127 stored as f16.
  */
 
-/* no NaN or Inf among x[0:n] (what every quantizer checks first): a value's exponent bits
- * plus one exponent step carry into bit 31 exactly when they are all ones */
+/* bit 31 set iff float u is NaN or Inf: its exponent is all ones, and one more exponent ulp
+ * carries out of it */
+static inline uint32_t nonfinite_bit(uint32_t u) { return (u & 0x7f800000u) + 0x00800000u; }
+#if defined(QGEMV_AVX2)
+static inline __m256i nonfinite_bits_8(__m256i u) {
+    return _mm256_add_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7f800000)), _mm256_set1_epi32(0x00800000));
+}
+#endif
+
+/* 1 if no NaN or Inf among x[0:n] */
 static int all_finite(const float *x, int64_t n) {
     int64_t i = 0;
     uint32_t carry = 0;
 #if defined(QGEMV_AVX2)
-    const __m256i exp = _mm256_set1_epi32(0x7f800000), step = _mm256_set1_epi32(0x00800000);
     __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
     for (; i + 16 <= n; i += 16) {
-        const __m256i u0 = _mm256_loadu_si256((const __m256i *)(x + i));
-        const __m256i u1 = _mm256_loadu_si256((const __m256i *)(x + i + 8));
-        acc0 = _mm256_or_si256(acc0, _mm256_add_epi32(_mm256_and_si256(u0, exp), step));
-        acc1 = _mm256_or_si256(acc1, _mm256_add_epi32(_mm256_and_si256(u1, exp), step));
+        acc0 = _mm256_or_si256(acc0, nonfinite_bits_8(_mm256_loadu_si256((const __m256i *)(x + i))));
+        acc1 = _mm256_or_si256(acc1, nonfinite_bits_8(_mm256_loadu_si256((const __m256i *)(x + i + 8))));
     }
     carry = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(acc0, acc1))) ? 0x80000000u : 0u;
 #endif
-    for (; i < n; i++) carry |= (qgemv_f32_to_bits(x[i]) & 0x7f800000u) + 0x00800000u;
+    for (; i < n; i++) carry |= nonfinite_bit(qgemv_f32_to_bits(x[i]));
+    return (carry & 0x80000000u) == 0;
+}
+
+#if defined(QGEMV_AVX2)
+/* y[0:16] = x[0:16] (y 32-byte aligned), their non-finite bits or-ed into acc */
+static inline void copy_check_16(const float *x, float *y, __m256i *acc) {
+    const __m256i u0 = _mm256_loadu_si256((const __m256i *)x);
+    const __m256i u1 = _mm256_loadu_si256((const __m256i *)(x + 8));
+    _mm256_store_si256((__m256i *)y, u0);
+    _mm256_store_si256((__m256i *)(y + 8), u1);
+    *acc = _mm256_or_si256(*acc, _mm256_or_si256(nonfinite_bits_8(u0), nonfinite_bits_8(u1)));
+}
+#endif
+
+/* y = x, and 1 if no NaN or Inf among x[0:n]: the copy and all_finite in one pass, at memcpy's
+ * speed.  Stores are aligned; when y sits just above x modulo 4 KiB the copy runs from the end,
+ * as memmove does, or every load would wait on the store before it that shares its low 12
+ * address bits (4K aliasing) */
+static int copy_all_finite(const float *restrict x, float *restrict y, int64_t n) {
+    uint32_t carry = 0;
+    int64_t lo = 0, hi = 0;
+#if defined(QGEMV_AVX2)
+    while (lo < n && ((uintptr_t)(y + lo) & 31)) lo++;
+    hi = lo + (n - lo) / 16 * 16;
+    __m256i acc = _mm256_setzero_si256();
+    if (((((uintptr_t)y - (uintptr_t)x) & 4095) - 1) < 511) {
+        for (int64_t i = hi - 16; i >= lo; i -= 16) copy_check_16(x + i, y + i, &acc);
+    } else {
+        for (int64_t i = lo; i < hi; i += 16) copy_check_16(x + i, y + i, &acc);
+    }
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(acc))) carry = 0x80000000u;
+#endif
+    for (int64_t i = 0; i < lo; i++) {
+        y[i] = x[i];
+        carry |= nonfinite_bit(qgemv_f32_to_bits(x[i]));
+    }
+    for (int64_t i = hi; i < n; i++) {
+        y[i] = x[i];
+        carry |= nonfinite_bit(qgemv_f32_to_bits(x[i]));
+    }
     return (carry & 0x80000000u) == 0;
 }
 

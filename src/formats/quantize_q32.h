@@ -115,6 +115,13 @@ static void quantize_f32(const float *restrict x, void *restrict y, int64_t n, c
     quantize_row_f32(x, y, n);
 }
 
+/* f32 checked as it is copied, one pass (src/kernels.c: overrides quantize_checked_f32) */
+static int quantize_fused_f32(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
+    (void)qw;
+    return copy_all_finite(x, (float *)y, n);
+}
+#define QGEMV_QUANTIZE_FUSED(X) X(f32)
+
 static void quantize_f16(const float *restrict x, void *restrict y, int64_t n, const float *qw) {
     (void)qw;
     quantize_row_f16(x, y, n);
