@@ -70,6 +70,29 @@ def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
     assert (np.abs(got.astype(np.float64) - want) <= bound).all(), fmt.name
 
 
+# the formats whose products are ggml's AVX2 arithmetic to the bit (src/formats/q32.h, iquants.h)
+GGML_ORDER = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "iq2_xxs", "iq2_xs", "iq2_s",
+              "iq3_xxs", "iq3_s"]
+
+
+@pytest.mark.parametrize("name", GGML_ORDER)
+@pytest.mark.parametrize("nblocks", [1, 2, 3, 5, 37, 128])
+def test_ggml_order_formats_give_ggml_bits(name, nblocks, monkeypatch):
+    """For these formats m @ x is ggml's AVX2 result bit for bit, odd block counts included (the
+    vector loops' remainders and the two-accumulator formats' scalar last block)."""
+    if not qgemv._kernels.cpu_runs("avx2"):
+        pytest.skip("ggml's AVX2 order needs the avx2 variant")
+    monkeypatch.setattr(qgemv._dispatch, "isa", "avx2")
+    fmt = next(f for f in qgemv.formats() if f.name == name)
+    rows, cols = 8, nblocks * fmt.block_size
+    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
+    blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
+    x = np.random.default_rng(nblocks + 1).standard_normal((cols, 1)).astype(np.float32)
+    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
+    want = QMatrix(blocks, fmt.id, (rows, cols)) @ x
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 def test_mul_mat_vector_and_repacked_layout():
     blocks = ggml.quantize(2, _weights())                      # q4_0: ggml repacks it on AVX2
     x = np.random.default_rng(2).standard_normal(COLS).astype(np.float32)

@@ -16,6 +16,24 @@
 #define QGEMV_AVX512 1
 #endif
 
+/* A row's vec_dot reads its weights once, front to back: asking for the line QGEMV_STREAM_AHEAD
+ * bytes ahead at every block keeps enough reads in flight for a GEMV streaming from DRAM (the
+ * hardware prefetcher alone leaves a thread well short of its bandwidth).  A hint only: it
+ * never faults, even past the end of the matrix, and never changes a result. */
+#ifndef QGEMV_STREAM_AHEAD
+#define QGEMV_STREAM_AHEAD 4096
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && QGEMV_STREAM_AHEAD > 0
+#define QGEMV_PREFETCH_LINE(p) __builtin_prefetch((const char *)(p) + QGEMV_STREAM_AHEAD, 0, 3)
+#else
+#define QGEMV_PREFETCH_LINE(p) ((void)(p))
+#endif
+/* the lines QGEMV_STREAM_AHEAD bytes past the nbytes at p (a block, or a few) */
+#define QGEMV_PREFETCH_STREAM(p, nbytes)                                                   \
+    do {                                                                                   \
+        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_LINE((const char *)(p) + o_); \
+    } while (0)
+
 #if defined(QGEMV_AVX2)
 
 /* sum of the 8 lanes */
@@ -59,11 +77,11 @@ static inline __m256 qgemv_dot_u8s8_f32x8(__m256i u, __m256i s) {
     return _mm256_cvtepi32_ps(qgemv_dot_u8s8_i32x8(u, s));
 }
 
-/* 16 bytes of nibbles -> 32 bytes: low nibbles first, then high nibbles */
+/* 16 bytes of nibbles -> 32 bytes: low nibbles first, then high nibbles (one broadcast load,
+ * one shift of the upper half, one mask) */
 static inline __m256i qgemv_nibbles_32(const uint8_t *qs) {
-    const __m128i b = _mm_loadu_si128((const __m128i *)qs);
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(b, 4), b);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
 }
 
 /* 32 bits -> 32 bytes, 0xff where the bit is set (bit j -> byte j) */

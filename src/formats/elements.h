@@ -91,9 +91,11 @@ static inline __m256 qgemv_load8_bf16(const uint16_t *p) {
 }
 #define QGEMV_VEC_DOT_HALF_SIMD(load8)                                                     \
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}; \
-    for (; i + 32 <= n; i += 32)                                                           \
+    for (; i + 32 <= n; i += 32) {                                                         \
+        QGEMV_PREFETCH_STREAM(x + i, 64);                                                  \
         for (int k = 0; k < 4; k++)                                                        \
             acc[k] = _mm256_fmadd_ps(load8(x + i + 8 * k), load8(y + i + 8 * k), acc[k]);  \
+    }                                                                                      \
     sum = qgemv_hsum_f32x8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
 #else
 #define QGEMV_VEC_DOT_HALF_SIMD(load8)                                                     \

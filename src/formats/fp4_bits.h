@@ -246,6 +246,7 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
     __m256 acc = _mm256_setzero_ps();
     int64_t ib = 0;
     for (; ib + 2 <= nb; ib += 2) {
+        QGEMV_PREFETCH_STREAM(&x[ib], 2 * sizeof(x[0]));
         __m256i k02[2], k13[2], p[4];
         for (int h = 0; h < 2; h++) {
             levels_nvfp4(&x[ib + h], &k02[h], &k13[h]);
@@ -290,6 +291,7 @@ static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *re
     const __m256i ones8 = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t ib = 0; ib < n / QK1_0; ib++) {
+        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const block_q8_0 *yb = &y[4 * ib];
         __m256i p[4];
         for (int k = 0; k < 4; k++) {
@@ -380,6 +382,7 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
     __m256 acc = _mm256_setzero_ps();
     int64_t ib = 0;
     for (; ib + 2 <= nb; ib += 2) {
+        QGEMV_PREFETCH_STREAM(&x[ib], 2 * sizeof(x[0]));
         const __m256i qs0 = q2_0_broadcast_qs(&x[ib]), qs1 = q2_0_broadcast_qs(&x[ib + 1]);
         const block_q8_0 *yb = &y[2 * ib];
         const __m256i sums = qgemv_sum4_i16(q2_0_dot_i16x16(codes_q2_0(qs0, 0), &yb[0]),

@@ -110,6 +110,7 @@ static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *r
     const __m256i ones = _mm256_set1_epi8(1);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         /* 2 s + 1 of the 8 sub-blocks as int16 (in both halves), and the same times +-1 */
         const __m128i qh = _mm_loadu_si128((const __m128i *)x[i].qh);
         const __m128i ls = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(qh, 11), _mm_set1_epi16(0x0e)), _mm_set1_epi16(1));
@@ -174,6 +175,7 @@ static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *r
     const __m256i group_bytes1 = _mm256_add_epi8(group_bytes0, _mm256_set1_epi8(4));
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         uint64_t sc;
         memcpy(&sc, x[i].scales, 8);
         const __m256i words = _mm256_set1_epi64x((long long)sc);

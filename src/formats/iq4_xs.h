@@ -74,6 +74,7 @@ static float vec_dot_iq4_xs_q8_K(int64_t n, const void *restrict w, const void *
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         const __m256i scales = sub_scales_iq4_xs(&x[i]);
         /* word index of sub-block 2p in the low half, 2p + 1 in the high half */
         __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,

@@ -301,6 +301,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
             acc[j] = _mm256_setzero_ps();                                                  \
         }                                                                                  \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                                   \
             const __m256i sc = scales16_##name(&x[ib]);                                    \
             uint16_t ix[QK_K / 4];                                                         \
             grid_indices_##name(&x[ib], ix);                                               \

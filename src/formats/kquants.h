@@ -272,6 +272,7 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
     const __m256i three = _mm256_set1_epi8(3);
     float sum = 0.0f;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
         const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
         const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
@@ -324,6 +325,7 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     float sum = 0.0f;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
         const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
         /* start from minus the offset, 32 sum_s sc_s bsum_s */
@@ -476,8 +478,10 @@ QGEMV_DEFINE_QUAD_K4(q5_K, QGEMV_K_HIGH_BIT)
         float sum = 0.0f;                                                                  \
         int64_t ib = 0;                                                                    \
         const int64_t xs = sizeof(block_##name), ys = sizeof(block_q8_K);                  \
-        for (; ib + 4 <= nb; ib += 4)                                                      \
+        for (; ib + 4 <= nb; ib += 4) {                                                    \
+            QGEMV_PREFETCH_STREAM(x + ib, 4 * sizeof(x[0]));                               \
             sum = qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 4), 4); \
+        }                                                                                  \
         switch (nb - ib) {                                                                 \
         case 1: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 1), 1); \
         case 2: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 2), 2); \

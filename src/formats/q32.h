@@ -137,51 +137,80 @@ static inline void qgemv_store_levels_32(__m256i q, float d, float m, int has_mi
     }
 static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
 
+#if defined(QGEMV_AVX2)
+/* the scales (minima) of 4 blocks as one vector: one F16C conversion for 4 f16 */
+#define TILE_32_F16_SCALES4(name, field, fn)                                                  \
+    static inline __m128 fn##_##name(const block_##name *x0, const block_##name *x1,          \
+                                     const block_##name *x2, const block_##name *x3) {        \
+        return qgemv_f16x4(x0->field, x1->field, x2->field, x3->field);                       \
+    }
+TILE_32_F16_SCALES4(q4_0, d, tile_scales4)
+TILE_32_F16_SCALES4(q4_1, d, tile_scales4)
+TILE_32_F16_SCALES4(q5_0, d, tile_scales4)
+TILE_32_F16_SCALES4(q5_1, d, tile_scales4)
+TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
+TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
+TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
+TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
+/* scale_mxfp4 (qgemv_e8m0_to_fp32_half) of 4 blocks: the same float bits, built 4 at a time */
+static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
+                                        const block_mxfp4 *x3) {
+    const __m128i e = _mm_setr_epi32(x0->e, x1->e, x2->e, x3->e);
+    const __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);     /* (e - 1) << 23 */
+    const __m128i subnormal = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);            /* e < 2 */
+    return _mm_castsi128_ps(_mm_blendv_epi8(normal, subnormal, _mm_cmpgt_epi32(_mm_set1_epi32(2), e)));
+}
+#endif
+
 /* sum_b d_x d_y sum_j q_j a_j over the row's blocks, against q8_0 activations, in ggml's AVX2
  * order: per block 8 int32 lanes (lane i: values 4i .. 4i + 3) -> float, fma'd into one 8-lane
  * accumulator in block order (q4_0, q5_0, q8_0), then hsum_float_8 */
 #if defined(QGEMV_AVX2)
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
-    static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_0 *y = (const block_q8_0 *)a;                                       \
-        __m256 acc = _mm256_setzero_ps();                                                  \
-        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
-            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p, acc); \
-        }                                                                                  \
-        return qgemv_hsum_f32x8(acc);                                                      \
-    }
-/* ggml's scalar last block of an odd block count (iq4_nl, mxfp4): sum + (d_x d_y) sum_j q_j a_j,
- * the product and the sum rounded apart (as ggml's compiled `sumf += d * sumi`, checked against
- * its AVX2 build; mxfp4's d is a power of two, so its product is exact either way) */
+/* ggml's scalar last block of an odd block count (iq4_nl, mxfp4): fma(d_x d_y, sum_j q_j a_j, sum),
+ * as ggml's `sumf += d * sumi` compiles with FMA contraction (its AVX2 and native builds alike;
+ * tests/test_benches.py) */
 #define QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                    \
     static inline float tail_32_##name(const block_##name *x, const block_q8_0 *y, float sum) { \
         int8_t q[32];                                                                      \
         unpack_##name##_ref(x, q);                                                         \
         int32_t s = 0;                                                                     \
         for (int j = 0; j < 32; j++) s += q[j] * y->qs[j];                                 \
-        return sum + (scale_##name(x) * scale_q8_0(y)) * (float)s;                         \
+        return fmaf(scale_##name(x) * scale_q8_0(y), (float)s, sum);                       \
     }
-/* the same sum in ggml's order for iq4_nl / mxfp4: even blocks into one accumulator, odd into
- * another, hsum_float_8 of their sum, then an odd last block as tail_32_<name> */
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(name)                                         \
-    QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                        \
+/* The product d_x d_y of each block is formed 4 blocks at a time (one F16C conversion per
+ * side), the same float as one at a time.  two_acc (iq4_nl, mxfp4): ggml's order for them,
+ * even blocks into one accumulator and odd into another, hsum_float_8 of their sum, then an
+ * odd last block as tail_32_<name> */
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_ACCS(name, two_acc, tail)                                 \
     static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_0 *y = (const block_q8_0 *)a;                                       \
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                     \
-        const int64_t nb = n / 32;                                                         \
+        const int64_t nb = n / 32, nv = two_acc ? nb & ~(int64_t)1 : nb; /* vector blocks */ \
+        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};                        \
         int64_t ib = 0;                                                                    \
-        for (; ib + 2 <= nb; ib += 2) {                                                    \
-            const __m256 p0 = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
-            const __m256 p1 = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib + 1]), unpack_q8_0(&y[ib + 1])); \
-            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p0, acc0); \
-            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib + 1]) * scale_q8_0(&y[ib + 1])), p1, acc1); \
+        for (; ib + 4 <= nv; ib += 4) {                                                    \
+            float d[4];                                                                    \
+            _mm_storeu_ps(d, _mm_mul_ps(tile_scales4_##name(&x[ib], &x[ib + 1], &x[ib + 2], &x[ib + 3]), \
+                                        qgemv_f16x4(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d))); \
+            for (int k = 0; k < 4; k++) {                                                  \
+                QGEMV_PREFETCH_STREAM(&x[ib + k], sizeof(x[0]));                           \
+                const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib + k]), unpack_q8_0(&y[ib + k])); \
+                acc[two_acc & k] = _mm256_fmadd_ps(_mm256_set1_ps(d[k]), p, acc[two_acc & k]); \
+            }                                                                              \
         }                                                                                  \
-        const float sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));                     \
-        return ib < nb ? tail_32_##name(&x[ib], &y[ib], sum) : sum;                        \
+        for (; ib < nv; ib++) {                                                            \
+            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
+            acc[two_acc & ib] = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), \
+                                                p, acc[two_acc & ib]);                     \
+        }                                                                                  \
+        const float sum = qgemv_hsum_f32x8(two_acc ? _mm256_add_ps(acc[0], acc[1]) : acc[0]); \
+        return two_acc && ib < nb ? tail(&x[ib], &y[ib], sum) : sum;                       \
     }
+static inline float qgemv_no_tail_32(const void *x, const void *y, float sum) { (void)x; (void)y; return sum; }
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name) QGEMV_DEFINE_VEC_DOT_32_Q8_0_ACCS(name, 0, qgemv_no_tail_32)
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(name)                                         \
+    QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                        \
+    QGEMV_DEFINE_VEC_DOT_32_Q8_0_ACCS(name, 1, tail_32_##name)
 /* sum_b (d_x d_y sum_j q_j a_j + m_x s_y), against q8_1 activations */
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
     static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
@@ -190,6 +219,7 @@ static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
         __m256 acc = _mm256_setzero_ps();                                                  \
         float summ = 0.0f;                                                                 \
         for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
+            QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                                   \
             const __m256 p = qgemv_dot_u8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_1(&y[ib])); \
             acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_1(&y[ib])), p, acc); \
             summ += min_##name(&x[ib]) * qgemv_fp16_to_fp32(y[ib].s);                      \
@@ -242,11 +272,7 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_0(q4_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q5_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q8_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(iq4_nl)
-#if !defined(QGEMV_AVX2)   /* AVX2: below the tiles, with their 4-at-a-time scales */
-QGEMV_DEFINE_VEC_DOT_32_Q8_0(mxfp4)
-#else
-QGEMV_DEFINE_TAIL_32_Q8_0(mxfp4)
-#endif
+QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(mxfp4)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
 
@@ -268,43 +294,16 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).
  */
 #if defined(QGEMV_AVX2)
-/* 16 bytes of nibbles -> 32 bytes (low nibbles, then high): one broadcast load, one shift */
-static inline __m256i tile_nibbles_32(const uint8_t *qs) {
-    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
-    return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
-}
 static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
     const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
+    return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
 }
 static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
     const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(tile_nibbles_32(b->qs), hi);
+    return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
 }
 static inline __m256i tile_levels_q8_0(const block_q8_0 *b) { return unpack_q8_0(b); }
 
-/* the scales (minima) of 4 blocks as one vector: one F16C conversion for 4 f16 */
-#define TILE_32_F16_SCALES4(name, field, fn)                                                  \
-    static inline __m128 fn##_##name(const block_##name *x0, const block_##name *x1,          \
-                                     const block_##name *x2, const block_##name *x3) {        \
-        return qgemv_f16x4(x0->field, x1->field, x2->field, x3->field);                       \
-    }
-TILE_32_F16_SCALES4(q4_0, d, tile_scales4)
-TILE_32_F16_SCALES4(q4_1, d, tile_scales4)
-TILE_32_F16_SCALES4(q5_0, d, tile_scales4)
-TILE_32_F16_SCALES4(q5_1, d, tile_scales4)
-TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
-TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
-TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
-TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
-/* scale_mxfp4 (qgemv_e8m0_to_fp32_half) of 4 blocks: the same float bits, built 4 at a time */
-static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
-                                        const block_mxfp4 *x3) {
-    const __m128i e = _mm_setr_epi32(x0->e, x1->e, x2->e, x3->e);
-    const __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);     /* (e - 1) << 23 */
-    const __m128i subnormal = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);            /* e < 2 */
-    return _mm_castsi128_ps(_mm_blendv_epi8(normal, subnormal, _mm_cmpgt_epi32(_mm_set1_epi32(2), e)));
-}
 /* only the formats with a minimum read these */
 #define tile_mins4_q4_0(x0, x1, x2, x3) _mm_setzero_ps()
 #define tile_mins4_q5_0 tile_mins4_q4_0
@@ -750,35 +749,6 @@ QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1, 0, 0)
 QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0, 0, 1)
 QGEMV_DEFINE_TILE_32_PAIRS(iq4_nl, q8_0, 0, 0, 1, 1)
 
-/* mxfp4 against q8_0, one row (the out-of-cache GEMV): QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC's sum with
- * the scale products d_x d_y of 4 blocks formed at once (the scalar E8M0 decode was a third of
- * its instructions) */
-static float vec_dot_mxfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_mxfp4 *x = (const block_mxfp4 *)w;
-    const block_q8_0 *y = (const block_q8_0 *)a;
-    const int64_t nb = n / 32;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int64_t ib = 0;
-    for (; ib + 4 <= nb; ib += 4) {
-        const __m256 s = _mm256_castps128_ps256(_mm_mul_ps(
-            tile_scales4_mxfp4(&x[ib], &x[ib + 1], &x[ib + 2], &x[ib + 3]),
-            qgemv_f16x4(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d)));
-        for (int k = 0; k < 4; k++) {
-            const __m256 p = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib + k]), unpack_q8_0(&y[ib + k]));
-            const __m256 sk = _mm256_permutevar8x32_ps(s, _mm256_set1_epi32(k));
-            if (k % 2 == 0) acc0 = _mm256_fmadd_ps(sk, p, acc0);
-            else acc1 = _mm256_fmadd_ps(sk, p, acc1);
-        }
-    }
-    for (; ib + 2 <= nb; ib += 2) {
-        const __m256 p0 = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib]), unpack_q8_0(&y[ib]));
-        const __m256 p1 = qgemv_dot_s8s8_f32x8(unpack_mxfp4(&x[ib + 1]), unpack_q8_0(&y[ib + 1]));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(scale_mxfp4(&x[ib]) * scale_q8_0(&y[ib])), p0, acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(scale_mxfp4(&x[ib + 1]) * scale_q8_0(&y[ib + 1])), p1, acc1);
-    }
-    const float sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
-    return ib < nb ? tail_32_mxfp4(&x[ib], &y[ib], sum) : sum;
-}
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
 QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)

@@ -184,6 +184,7 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         __m128 acc = _mm_setzero_ps();                                                     \
         int64_t ib = 0;                                                                    \
         for (; ib + 4 <= nb; ib += 4) {                                                    \
+            QGEMV_PREFETCH_STREAM(&x[ib], 4 * sizeof(x[0]));                               \
             __m256i t0[8], t1[8], t2[8], t3[8];                                            \
             trits_##name(&x[ib], t0);                                                      \
             trits_##name(&x[ib + 1], t1);                                                  \
