@@ -10,10 +10,6 @@ from ._formats import DEQUANTIZE, MATMUL, QUANTIZE, Format
 
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
-# weight matrices larger than this are taken to stream from DRAM rather than from cache
-# (about half this machine's L3); measured on the 2-core Zen 3 of benches/RESULTS.md
-STREAMING_BYTES = 16 << 20
-
 
 _COMPILED = _kernels.table_info("baseline")
 # alignof(block_<name>): where a buffer of that format may start (from the C structs)
@@ -285,10 +281,10 @@ class QMatrix:
             if not _kernels.quantize_activations(isa, afmt.id, xt, xq):
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
-            # A single column streaming from memory reads fastest one row at a time (one read
-            # stream per thread); tiles of rows pay off from cache and for batches.
-            streaming = batch == 1 and self.nbytes > STREAMING_BYTES
-            kernel = _kernels.matmul_act_vec_dot if streaming else _kernels.matmul_act
+            # A single column: one row after another, each thread one read stream (vec_dot
+            # prefetches ahead), which beats the row tiles for most formats in cache too
+            # (benches/RESULTS.md); a batch: tiles of rows x columns, each block decoded once.
+            kernel = _kernels.matmul_act_vec_dot if batch == 1 else _kernels.matmul_act
             kernel(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
         return out
 

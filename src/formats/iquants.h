@@ -153,30 +153,34 @@ static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const 
     return _mm256_blend_epi32(_mm256_blend_epi32(a, b, 0x0c), _mm256_blend_epi32(c, d, 0xc0), 0xf0);
 }
 
+/* 4 uint64 table entries (e0 in lane 0) by broadcast loads and blends, as iq_set8_u32 */
+static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const uint64_t *p1, const uint64_t *p0) {
+    const __m256i a = _mm256_blend_epi32(_mm256_set1_epi64x((long long)*p0), _mm256_set1_epi64x((long long)*p1), 0x0c);
+    const __m256i b = _mm256_blend_epi32(_mm256_set1_epi64x((long long)*p2), _mm256_set1_epi64x((long long)*p3), 0xc0);
+    return _mm256_blend_epi32(a, b, 0xf0);
+}
+
 /* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
  * (negative byte: negative value; never 0), 32 lanes at a time */
 static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     (void)ix;
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
     *sgn = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
-    return _mm256_set_epi64x((long long)iq2xxs_grid[idx >> 24], (long long)iq2xxs_grid[(idx >> 16) & 0xff],
-                             (long long)iq2xxs_grid[(idx >> 8) & 0xff], (long long)iq2xxs_grid[idx & 0xff]);
+    return iq_set4_u64(&iq2xxs_grid[idx >> 24], &iq2xxs_grid[(idx >> 16) & 0xff], &iq2xxs_grid[(idx >> 8) & 0xff],
+                       &iq2xxs_grid[idx & 0xff]);
 }
 static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     (void)ix;
     const uint64_t v = iq_load_u64(b->qs + 4 * ib32);   /* four uint16 */
     const uint16_t v0 = (uint16_t)v, v1 = (uint16_t)(v >> 16), v2 = (uint16_t)(v >> 32), v3 = (uint16_t)(v >> 48);
-    *sgn = _mm256_or_si256(_mm256_set_epi64x((long long)ksigns64[v3 >> 9], (long long)ksigns64[v2 >> 9],
-                                             (long long)ksigns64[v1 >> 9], (long long)ksigns64[v0 >> 9]),
+    *sgn = _mm256_or_si256(iq_set4_u64(&ksigns64[v3 >> 9], &ksigns64[v2 >> 9], &ksigns64[v1 >> 9], &ksigns64[v0 >> 9]),
                            _mm256_set1_epi8(1));
-    return _mm256_set_epi64x((long long)iq2xs_grid[v3 & 511], (long long)iq2xs_grid[v2 & 511],
-                             (long long)iq2xs_grid[v1 & 511], (long long)iq2xs_grid[v0 & 511]);
+    return iq_set4_u64(&iq2xs_grid[v3 & 511], &iq2xs_grid[v2 & 511], &iq2xs_grid[v1 & 511], &iq2xs_grid[v0 & 511]);
 }
 static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     *sgn = iq_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
     const uint16_t *i = ix + 4 * ib32;
-    return _mm256_set_epi64x((long long)iq2s_grid[i[3]], (long long)iq2s_grid[i[2]],
-                             (long long)iq2s_grid[i[1]], (long long)iq2s_grid[i[0]]);
+    return iq_set4_u64(&iq2s_grid[i[3]], &iq2s_grid[i[2]], &iq2s_grid[i[1]], &iq2s_grid[i[0]]);
 }
 static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     (void)ix;
@@ -188,8 +192,8 @@ static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sg
 static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     *sgn = iq_bits_to_signs_32(b->signs + 4 * ib32);
     const uint16_t *i = ix + 8 * ib32;
-    return _mm256_set_epi32((int)iq3s_grid[i[7]], (int)iq3s_grid[i[6]], (int)iq3s_grid[i[5]], (int)iq3s_grid[i[4]],
-                            (int)iq3s_grid[i[3]], (int)iq3s_grid[i[2]], (int)iq3s_grid[i[1]], (int)iq3s_grid[i[0]]);
+    return iq_set8_u32(&iq3s_grid[i[7]], &iq3s_grid[i[6]], &iq3s_grid[i[5]], &iq3s_grid[i[4]],
+                       &iq3s_grid[i[3]], &iq3s_grid[i[2]], &iq3s_grid[i[1]], &iq3s_grid[i[0]]);
 }
 
 /* a block's grid indices, all at once where they need bits from two places (iq2_s, iq3_s: the
