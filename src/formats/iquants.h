@@ -170,12 +170,10 @@ static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sg
                        &iq2xxs_grid[idx & 0xff]);
 }
 static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    (void)ix;
-    const uint64_t v = iq_load_u64(b->qs + 4 * ib32);   /* four uint16 */
-    const uint16_t v0 = (uint16_t)v, v1 = (uint16_t)(v >> 16), v2 = (uint16_t)(v >> 32), v3 = (uint16_t)(v >> 48);
-    *sgn = _mm256_or_si256(iq_set4_u64(&ksigns64[v3 >> 9], &ksigns64[v2 >> 9], &ksigns64[v1 >> 9], &ksigns64[v0 >> 9]),
-                           _mm256_set1_epi8(1));
-    return iq_set4_u64(&iq2xs_grid[v3 & 511], &iq2xs_grid[v2 & 511], &iq2xs_grid[v1 & 511], &iq2xs_grid[v0 & 511]);
+    (void)b;   /* grid_indices_iq2_xs: the 9-bit indices in ix[0..31], the sign bytes after them */
+    const uint16_t *i = ix + 4 * ib32;
+    *sgn = iq_bits_to_signs_32((const uint8_t *)(ix + QK_K / 8) + 4 * ib32);
+    return iq_set4_u64(&iq2xs_grid[i[3]], &iq2xs_grid[i[2]], &iq2xs_grid[i[1]], &iq2xs_grid[i[0]]);
 }
 static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     *sgn = iq_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
@@ -201,7 +199,24 @@ static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, c
  * gets its qh byte by pshufb, a multiply moves the lane's bits to bit 8 (and 9), a mask keeps them */
 static inline void grid_indices_iq2_xxs(const block_iq2_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
 static inline void grid_indices_iq3_xxs(const block_iq3_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
-static inline void grid_indices_iq2_xs(const block_iq2_xs *b, uint16_t *ix) { (void)b; (void)ix; }
+/* iq2_xs: the 32 uint16 of a block split at once into their 9-bit grid indices (ix[0..31]) and
+ * sign bytes (bytes of ix[32..47]): the 7 stored bits, and bit 7 their parity (ksigns_iq2xs), by
+ * a nibble-parity lookup of bits 0-3 xor bits 4-6 */
+static inline void grid_indices_iq2_xs(const block_iq2_xs *b, uint16_t ix[QK_K / 4]) {
+    const __m256i parity = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0, (char)0x80, (char)0x80, 0, (char)0x80, 0, 0, (char)0x80, (char)0x80, 0, 0, (char)0x80, 0, (char)0x80, (char)0x80, 0));
+    __m256i sb[2];
+    for (int q = 0; q < 2; q++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 16 * q));
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_and_si256(v, _mm256_set1_epi16(511)));
+        const __m256i s7 = _mm256_srli_epi16(v, 9);   /* high byte 0: its lookup gives 0 */
+        const __m256i odd = _mm256_shuffle_epi8(parity, _mm256_xor_si256(s7, _mm256_srli_epi16(v, 13)));
+        sb[q] = _mm256_or_si256(s7, odd);
+    }
+    /* packus works per 128-bit lane: put the 4 quarters back in order */
+    _mm256_storeu_si256((__m256i *)(ix + QK_K / 8),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi16(sb[0], sb[1]), _MM_SHUFFLE(3, 1, 2, 0)));
+}
 static inline void grid_indices_iq2_s(const block_iq2_s *b, uint16_t ix[QK_K / 8]) {
     const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
     const __m256i mul = _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4);
