@@ -121,27 +121,23 @@ static inline __m256i iq_bits_to_signs_32(const uint8_t *bits4) {
                                             0x0202020202020202LL, 0x0303030303030303LL);
     return iq_bit_signs(_mm256_shuffle_epi8(_mm256_set1_epi32((int)iq_load_u32(bits4)), shuf));
 }
-/* 4 x 7 sign bits (the 8th sign of each 8 values is their parity, ksigns_iq2xs) -> 32 bytes,
- * a sign operand as above.  bits: the sign bits, qword l of it shifted right by shift[l]
- * puts group l at bit 0; byte 0 then becomes its sign byte via two nibble tables (low nibble:
- * its bits and parity in bit 7; high nibble, 3 bits: the same, XORed in), which is spread to
- * the qword's 8 bytes. */
-static inline __m256i iq_signs7_32(__m256i bits, __m256i shifts) {
-    const __m256i v = _mm256_srlv_epi64(bits, shifts);
-    const __m256i t_lo = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        0x00, (char)0x81, (char)0x82, 0x03, (char)0x84, 0x05, 0x06, (char)0x87,
-        (char)0x88, 0x09, 0x0a, (char)0x8b, 0x0c, (char)0x8d, (char)0x8e, 0x0f));
-    const __m256i t_hi = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        0x00, (char)0x90, (char)0xa0, 0x30, (char)0xc0, 0x50, 0x60, (char)0xf0, 0, 0, 0, 0, 0, 0, 0, 0));
-    const __m256i lo = _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x07));
-    const __m256i sb = _mm256_xor_si256(_mm256_shuffle_epi8(t_lo, lo), _mm256_shuffle_epi8(t_hi, hi));
-    const __m256i spread = _mm256_shuffle_epi8(sb, _mm256_setr_epi64x(0, 0x0808080808080808LL, 0, 0x0808080808080808LL));
-    return iq_bit_signs(spread);
+/* the sign bytes (ksigns_iq2xs) of bytes s holding 7 sign bits each: bit 7 set to their parity,
+ * by a nibble-parity lookup of bits 0-3 xor bits 4-6 */
+static inline __m256i iq_with_parity(__m256i s) {
+    const __m256i parity = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0, (char)0x80, (char)0x80, 0, (char)0x80, 0, 0, (char)0x80, (char)0x80, 0, 0, (char)0x80, 0, (char)0x80, (char)0x80, 0));
+    const __m256i nib = _mm256_and_si256(_mm256_xor_si256(s, _mm256_srli_epi16(s, 4)), _mm256_set1_epi8(0x0f));
+    return _mm256_or_si256(s, _mm256_shuffle_epi8(parity, nib));
 }
-/* the 4 x 7 sign bits of a uint32 (bits 7 l .. 7 l + 6: group l) */
-static inline __m256i iq_signs7_u32(uint32_t sg) {
-    return iq_signs7_32(_mm256_set1_epi32((int)sg), _mm256_setr_epi64x(0, 7, 14, 21));
+/* the 8 sub-blocks' uint32 words sg (lane k: sub-block k; bits 7 l .. 7 l + 6: the signs of
+ * values 8 l .. 8 l + 6) -> their 32 sign bytes, byte 4 k + l of group l of sub-block k */
+static inline void iq_sign_bytes7(__m256i sg, uint8_t out[32]) {
+    const __m256i b = _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(sg, _mm256_set1_epi32(0x7f)),
+                        _mm256_and_si256(_mm256_slli_epi32(sg, 1), _mm256_set1_epi32(0x7f00))),
+        _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(sg, 2), _mm256_set1_epi32(0x7f0000)),
+                        _mm256_and_si256(_mm256_slli_epi32(sg, 3), _mm256_set1_epi32(0x7f000000))));
+    _mm256_storeu_si256((__m256i *)out, iq_with_parity(b));
 }
 /* 8 uint32 table entries (e0 in lane 0) by broadcast loads and blends, no shuffle-port inserts */
 static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const uint32_t *p5, const uint32_t *p4,
@@ -163,9 +159,8 @@ static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const 
 /* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
  * (negative byte: negative value; never 0), 32 lanes at a time */
 static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    (void)ix;
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
-    *sgn = iq_signs7_u32(iq_load_u32(b->qs + 4 * ib32 + 2));
+    *sgn = iq_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq2_xxs */
     return iq_set4_u64(&iq2xxs_grid[idx >> 24], &iq2xxs_grid[(idx >> 16) & 0xff], &iq2xxs_grid[(idx >> 8) & 0xff],
                        &iq2xxs_grid[idx & 0xff]);
 }
@@ -181,9 +176,8 @@ static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, c
     return iq_set4_u64(&iq2s_grid[i[3]], &iq2s_grid[i[2]], &iq2s_grid[i[1]], &iq2s_grid[i[0]]);
 }
 static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    (void)ix;
     const uint8_t *idx = b->qs + 8 * ib32;
-    *sgn = iq_signs7_u32(iq_load_u32(b->qs + QK_K / 4 + 4 * ib32));
+    *sgn = iq_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq3_xxs */
     return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
                        &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
@@ -197,21 +191,25 @@ static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, c
 /* a block's grid indices, all at once where they need bits from two places (iq2_s, iq3_s: the
  * qs byte | qh bits << 8), by vector ops instead of scalar shifts per index: 16-bit lane i
  * gets its qh byte by pshufb, a multiply moves the lane's bits to bit 8 (and 9), a mask keeps them */
-static inline void grid_indices_iq2_xxs(const block_iq2_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
-static inline void grid_indices_iq3_xxs(const block_iq3_xxs *b, uint16_t *ix) { (void)b; (void)ix; }
+/* iq2_xxs / iq3_xxs: the sign bytes of all 32 groups at once (bytes 0..31 of ix), from the
+ * sub-blocks' words of 4 x 7 sign bits (iq2_xxs: the odd uint32 of qs; iq3_xxs: after the indices) */
+static inline void grid_indices_iq2_xxs(const block_iq2_xxs *b, uint16_t *ix) {
+    const __m256i q0 = _mm256_loadu_si256((const __m256i *)b->qs), q1 = _mm256_loadu_si256((const __m256i *)(b->qs + 16));
+    const __m256i odd = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
+    iq_sign_bytes7(_mm256_blend_epi32(_mm256_permutevar8x32_epi32(q0, odd), _mm256_permutevar8x32_epi32(q1, odd), 0xf0),
+                   (uint8_t *)ix);
+}
+static inline void grid_indices_iq3_xxs(const block_iq3_xxs *b, uint16_t *ix) {
+    iq_sign_bytes7(_mm256_loadu_si256((const __m256i *)(b->qs + QK_K / 4)), (uint8_t *)ix);
+}
 /* iq2_xs: the 32 uint16 of a block split at once into their 9-bit grid indices (ix[0..31]) and
- * sign bytes (bytes of ix[32..47]): the 7 stored bits, and bit 7 their parity (ksigns_iq2xs), by
- * a nibble-parity lookup of bits 0-3 xor bits 4-6 */
+ * sign bytes (bytes of ix[32..47]: the 7 stored bits and their parity) */
 static inline void grid_indices_iq2_xs(const block_iq2_xs *b, uint16_t ix[QK_K / 4]) {
-    const __m256i parity = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        0, (char)0x80, (char)0x80, 0, (char)0x80, 0, 0, (char)0x80, (char)0x80, 0, 0, (char)0x80, 0, (char)0x80, (char)0x80, 0));
     __m256i sb[2];
     for (int q = 0; q < 2; q++) {
         const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 16 * q));
         _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_and_si256(v, _mm256_set1_epi16(511)));
-        const __m256i s7 = _mm256_srli_epi16(v, 9);   /* high byte 0: its lookup gives 0 */
-        const __m256i odd = _mm256_shuffle_epi8(parity, _mm256_xor_si256(s7, _mm256_srli_epi16(v, 13)));
-        sb[q] = _mm256_or_si256(s7, odd);
+        sb[q] = iq_with_parity(_mm256_srli_epi16(v, 9));   /* high bytes 0: they stay 0 */
     }
     /* packus works per 128-bit lane: put the 4 quarters back in order */
     _mm256_storeu_si256((__m256i *)(ix + QK_K / 8),
