@@ -137,9 +137,9 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
 
 def matmul_act_vec_dot(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
                        const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
-    """As matmul_act, one vec_dot per row and column, rows in order: the single-column product (each
-    thread reads its slab front to back, vec_dot prefetching ahead) and the reference the tile
-    kernels are tested against."""  # IN data, xq; OUT out
+    """As matmul_act, one vec_dot per row and column, rows in order: the single-column product of a
+    matrix streaming from memory (each thread reads its slab front to back, vec_dot prefetching
+    ahead) and the reference the tile kernels are tested against."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], r, j
     cdef const uint8_t *base = &data[0]

@@ -10,6 +10,10 @@ from ._formats import DEQUANTIZE, MATMUL, QUANTIZE, Format
 
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
+# a single column times a matrix larger than this streams it from DRAM (about half this machine's
+# L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md)
+STREAMING_BYTES = 16 << 20
+
 
 _COMPILED = _kernels.table_info("baseline")
 # alignof(block_<name>): where a buffer of that format may start (from the C structs)
@@ -281,10 +285,11 @@ class QMatrix:
             if not _kernels.quantize_activations(isa, afmt.id, xt, xq):
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
-            # A single column: one row after another, each thread one read stream (vec_dot
-            # prefetches ahead), which beats the row tiles for most formats in cache too
-            # (benches/RESULTS.md); a batch: tiles of rows x columns, each block decoded once.
-            kernel = _kernels.matmul_act_vec_dot if batch == 1 else _kernels.matmul_act
+            # A single column streaming from memory reads fastest one row after another (one
+            # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
+            # per family, between that and several rows per pass (src/tiles.h).
+            streaming = batch == 1 and self.nbytes > STREAMING_BYTES
+            kernel = _kernels.matmul_act_vec_dot if streaming else _kernels.matmul_act
             kernel(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
         return out
 

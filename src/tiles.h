@@ -35,6 +35,12 @@
                     n, (const uint8_t *)w + r * row_stride, (const uint8_t *)a + c * act_stride); \
     }
 
+/* a single column, row after row by vec_dot: each thread one read stream, which a family's
+ * multi-row passes do not beat for most formats (benches/RESULTS.md) */
+#define QGEMV_TILE_ONE_COLUMN(vec_dot, n, w, row_stride, nrows, a, out, out_stride)          \
+    for (int64_t r_ = 0; r_ < (nrows); r_++)                                                \
+        (out)[r_ * (out_stride)] = vec_dot((n), (const uint8_t *)(w) + r_ * (row_stride), (a))
+
 /* a tile by a row kernel that takes one row and up to 4 columns:
  * kernel(nb, row's blocks, columns' activations, act_stride, CB, out), CB a constant per call
  * (so an always-inline kernel is compiled once per column count) */

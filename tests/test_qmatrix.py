@@ -293,10 +293,15 @@ def test_set_num_threads():
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
-def test_single_column_and_batch_paths_give_the_same_bits(fmt):
-    """A single column takes the one-row-at-a-time loop, a batch the row tiles: every tile keeps
-    vec_dot's float operations, so the driver changes the speed, never the bits."""
+def test_streaming_and_tile_paths_give_the_same_bits(fmt, monkeypatch):
+    """Large single columns take the one-row-at-a-time loop, small ones and batches the row
+    tiles: every tile keeps vec_dot's float operations, so the driver changes the speed, never
+    the bits."""
+    from qgemv import qmatrix
     rows, cols = 70, cols_for(fmt)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=12, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(3).standard_normal(cols).astype(np.float32)
-    np.testing.assert_array_equal((m @ np.stack([x, -x, x], axis=1))[:, [0, 2]], np.stack([m @ x] * 2, axis=1))
+    tiled = m @ x
+    np.testing.assert_array_equal((m @ np.stack([x, -x, x], axis=1))[:, [0, 2]], np.stack([tiled] * 2, axis=1))
+    monkeypatch.setattr(qmatrix, "STREAMING_BYTES", 0)
+    np.testing.assert_array_equal(m @ x, tiled)

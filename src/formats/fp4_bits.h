@@ -276,7 +276,7 @@ static void vec_dot_tile_nvfp4_q8_0(int64_t n, const void *restrict w, int64_t r
                                     const void *restrict a, int64_t act_stride, int64_t ncols,
                                     float *restrict out, int64_t out_stride) {
     if (ncols == 1) {
-        for (int64_t r = 0; r < nrows; r++) out[r * out_stride] = vec_dot_nvfp4_q8_0(n, (const uint8_t *)w + r * row_stride, a);
+        QGEMV_TILE_ONE_COLUMN(vec_dot_nvfp4_q8_0, n, w, row_stride, nrows, a, out, out_stride);
         return;
     }
     QGEMV_TILE_ROWS_BY_COLS4(tile_nvfp4, block_nvfp4, n / QK_NVFP4, w, row_stride, nrows, a, act_stride,

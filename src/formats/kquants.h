@@ -540,9 +540,8 @@ QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols == 1) {  /* GEMV: row by row, one read stream (4-row passes read slower) */ \
-            for (int64_t r = 0; r < nrows; r++)                                            \
-                out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
+        if (ncols == 1) {                                                                  \
+            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_q8_K, n, w, row_stride, nrows, a, out, out_stride); \
             return;                                                                        \
         }                                                                                  \
         QGEMV_TILE_ROWS_BY_COLS4(tile_k4_##name, block_##name, n / QK_K, w, row_stride, nrows, a, \
@@ -598,6 +597,10 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
 static void vec_dot_tile_q6_K_q8_K(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
                                    const void *restrict a, int64_t act_stride, int64_t ncols,
                                    float *restrict out, int64_t out_stride) {
+    if (ncols == 1) {
+        QGEMV_TILE_ONE_COLUMN(vec_dot_q6_K_q8_K, n, w, row_stride, nrows, a, out, out_stride);
+        return;
+    }
     QGEMV_TILE_ROWS_BY_COLS4(tile_k6, block_q6_K, n / QK_K, w, row_stride, nrows, a, act_stride, ncols,
                              out, out_stride);
 }

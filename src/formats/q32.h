@@ -283,7 +283,9 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *     acc(r, c) += (d_x d_y) dot(q_x, q_y)     (+ m_x s_y for the formats with a minimum),
  * with one accumulator per (r, c) fed blocks in order, whichever path runs, so a result never
  * depends on the rows and columns sharing its tile (nor on the thread count or the batch).
- *   - one column (GEMV): 4 rows per pass share each activation block and its scale;
+ *   - one column (GEMV): row by row through vec_dot (QGEMV_TILE_ONE_COLUMN), except for the
+ *     nibble formats' pair kernels below, whose 4 rows per pass win while the weights come
+ *     from cache (a streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
  *   - a batch: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the activation side
  *     (scales, offset sums) is prepared once, then each weight block of the tile's rows is
  *     decoded once for the 4 columns; the accumulators of up to 16 rows x 32 columns wait in
@@ -322,61 +324,9 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
 #define TILE_32_CHUNK 32   /* blocks per batch pass: the side data of 4 columns stays in L1 */
 #define TILE_32_ROWS 16    /* rows and columns whose accumulators a batch pass keeps */
 #define TILE_32_COLS 32
-#ifndef TILE_32_PREFETCH
-#define TILE_32_PREFETCH 32   /* GEMV: blocks ahead each row stream is prefetched (0: none) */
-#endif
 
 /* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
 #define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
-    /* GEMV: 4 rows against one column; their scales (and minima) converted 4 at a time */     \
-    QGEMV_ALWAYS_INLINE void tile_32_rows4_##name(int64_t nb, const uint8_t *w, int64_t row_stride, \
-                                                  const uint8_t *a, float *out, int64_t out_stride) { \
-        __m256 acc[4];                                                                          \
-        __m128 summ = _mm_setzero_ps();                                                         \
-        const __m256i lane[4] = {_mm256_set1_epi32(0), _mm256_set1_epi32(1), _mm256_set1_epi32(2), \
-                                 _mm256_set1_epi32(3)};                                         \
-        const block_##name *x[4];                                                               \
-        for (int r = 0; r < 4; r++) { acc[r] = _mm256_setzero_ps(); x[r] = (const block_##name *)(w + r * row_stride); } \
-        const block_##act *y = (const block_##act *)a;                                          \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
-            const __m256i av = unpack_##act(&y[ib]);                                            \
-            const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) : av; \
-            const __m128 s4 = _mm_mul_ps(tile_scales4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
-                                         _mm_set1_ps(scale_##act(&y[ib])));                     \
-            if (has_min)                                                                        \
-                summ = _mm_add_ps(summ, _mm_mul_ps(tile_mins4_##name(&x[0][ib], &x[1][ib], &x[2][ib], &x[3][ib]), \
-                                                   _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s)))); \
-            for (int r = 0; r < 4; r++) {                                                       \
-                if (TILE_32_PREFETCH) _mm_prefetch((const char *)&x[r][ib + TILE_32_PREFETCH], _MM_HINT_T0); \
-                const __m256i q = tile_levels_##name(&x[r][ib]);                                \
-                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
-                const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);          \
-                const __m256 sr = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(s4), lane[r]); \
-                acc[r] = _mm256_fmadd_ps(sr, _mm256_cvtepi32_ps(p), acc[r]);                    \
-            }                                                                                   \
-        }                                                                                       \
-        float sm[4];                                                                            \
-        _mm_storeu_ps(sm, summ);                                                                \
-        for (int r = 0; r < 4; r++)                                                             \
-            out[r * out_stride] = has_min ? qgemv_hsum_f32x8(acc[r]) + sm[r] : qgemv_hsum_f32x8(acc[r]); \
-    }                                                                                           \
-    /* GEMV: one row against one column */                                                     \
-    static void tile_32_row_##name(int64_t nb, const uint8_t *w, const uint8_t *a, float *out) { \
-        __m256 acc = _mm256_setzero_ps();                                                       \
-        float summ = 0.0f;                                                                      \
-        const block_##name *x = (const block_##name *)w;                                        \
-        const block_##act *y = (const block_##act *)a;                                          \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
-            const __m256i av = unpack_##act(&y[ib]);                                            \
-            const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) : av; \
-            const __m256i q = tile_levels_##name(&x[ib]);                                       \
-            const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                      \
-            const __m256i p = tile_32_dot(signed_levels, offset, q, uq, av, corr);              \
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_##act(&y[ib])), _mm256_cvtepi32_ps(p), acc); \
-            if (has_min) summ += min_of(&x[ib]) * qgemv_fp16_to_fp32(((const block_q8_1 *)&y[ib])->s); \
-        }                                                                                       \
-        *out = has_min ? qgemv_hsum_f32x8(acc) + summ : qgemv_hsum_f32x8(acc);                  \
-    }                                                                                           \
     /* a batch: blocks k0 .. k0 + kn - 1 of nr rows against CB columns */                       \
     QGEMV_ALWAYS_INLINE void tile_32_pass_##name(int64_t k0, int64_t kn, const uint8_t *w,      \
                                                  int64_t row_stride, int64_t nr, const uint8_t *a, \
@@ -445,11 +395,7 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
         const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                      \
         const int64_t nb = n / 32;                                                              \
         if (ncols == 1) {                                                                       \
-            int64_t r = 0;                                                                      \
-            for (; r + 4 <= nrows; r += 4)                                                      \
-                tile_32_rows4_##name(nb, wr + r * row_stride, row_stride, ac, out + r * out_stride, out_stride); \
-            for (; r < nrows; r++)                                                              \
-                tile_32_row_##name(nb, wr + r * row_stride, ac, out + r * out_stride);          \
+            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, out, out_stride); \
             return;                                                                             \
         }                                                                                       \
         for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                    \
@@ -535,12 +481,8 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
         if (has_min)                                                                            \
             *summ = _mm_add_ps(*summ, _mm_mul_ps(tile_mins4_##name(x0, x1, x2, x3),             \
                                                  _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s)))); \
-        if (TILE_32_PREFETCH) {  /* 4 row streams: help the hardware prefetcher along */        \
-            _mm_prefetch((const char *)(x0 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
-            _mm_prefetch((const char *)(x1 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
-            _mm_prefetch((const char *)(x2 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
-            _mm_prefetch((const char *)(x3 + TILE_32_PREFETCH), _MM_HINT_T0);                   \
-        }                                                                                       \
+        QGEMV_PREFETCH_STREAM(x0, sizeof(*x0)); QGEMV_PREFETCH_STREAM(x1, sizeof(*x1));         \
+        QGEMV_PREFETCH_STREAM(x2, sizeof(*x2)); QGEMV_PREFETCH_STREAM(x3, sizeof(*x3));         \
         const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1->qs, (const __m128i *)x0->qs); \
         const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3->qs, (const __m128i *)x2->qs); \
         __m256i plo01, phi01, plo23, phi23;                                                     \

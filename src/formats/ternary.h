@@ -209,8 +209,7 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
         if (ncols == 1) {                                                                  \
-            for (int64_t r = 0; r < nrows; r++)                                            \
-                out[r * out_stride] = vec_dot_##name##_q8_K(n, (const uint8_t *)w + r * row_stride, a); \
+            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_q8_K, n, w, row_stride, nrows, a, out, out_stride); \
             return;                                                                        \
         }                                                                                  \
         QGEMV_TILE_ROWS_BY_COLS4(tile_##name, block_##name, n / QK_K, w, row_stride, nrows, \
