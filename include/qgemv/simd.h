@@ -85,14 +85,28 @@ static inline __m256i qgemv_nibbles_32(const uint8_t *qs) {
 }
 
 /* 32 bits -> 32 bytes, 0xff where the bit is set (bit j -> byte j) */
-static inline __m256i qgemv_bits_to_bytes_32(const uint8_t *bits4) {
+/* 32 bits (4 bytes) -> byte j of qword k holds byte k of the bits (bit j of it is value 8 k + j) */
+static inline __m256i qgemv_spread_bits_32(const uint8_t *bits4) {
     uint32_t bits;
     memcpy(&bits, bits4, 4);
     const __m256i shuf = _mm256_setr_epi64x(0x0000000000000000LL, 0x0101010101010101LL,
                                             0x0202020202020202LL, 0x0303030303030303LL);
-    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
+    return _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
+}
+static inline __m256i qgemv_bits_to_bytes_32(const uint8_t *bits4) {
     const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(qgemv_spread_bits_32(bits4), bit), bit);
+}
+/* bit j of byte j of each qword (set: negative) -> a _mm256_sign_epi8 operand: byte j AND 2^j,
+ * plus 0x80 - 2^j (j < 7) or 1 (j = 7), is 0x80 or 0x81 when the bit is set and a positive byte
+ * otherwise; one add where a 0/0xff mask takes a compare and an or */
+static inline __m256i qgemv_bit_signs(__m256i spread) {
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_add_epi8(_mm256_and_si256(spread, bit), _mm256_set1_epi64x((long long)0x01406070787c7e7fULL));
+}
+/* 32 sign bits (4 bytes, bit j: value j < 0) -> sign operand (iq2_s, iq3_s, the xxs formats, q1_0) */
+static inline __m256i qgemv_bits_to_signs_32(const uint8_t *bits4) {
+    return qgemv_bit_signs(qgemv_spread_bits_32(bits4));
 }
 
 #endif /* QGEMV_AVX2 */

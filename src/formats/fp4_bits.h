@@ -51,9 +51,6 @@ static inline void levels_nvfp4(const block_nvfp4 *b, __m256i *k02, __m256i *k13
     *k13 = _mm256_shuffle_epi8(table, _mm256_unpackhi_epi64(lo, hi));
 }
 
-/* 32 bits (4 bytes) -> 32 bytes, negative where the bit is set and positive where it is clear
- * (a _mm256_sign_epi8 operand, iq_bits_to_signs_32 in iquants.h) */
-#define q1_0_negated_signs_32 iq_bits_to_signs_32
 
 /* the 32 codes (0..3) of q8_0 block k (0 or 1) of a q2_0 block, in value order; qs2 holds
  * the block's 16 bytes in both halves.  Byte 4 l + i of each half takes byte i's field l
@@ -296,7 +293,7 @@ static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *re
         __m256i p[4];
         for (int k = 0; k < 4; k++) {
             const __m256i ay = _mm256_loadu_si256((const __m256i *)yb[k].qs);
-            p[k] = _mm256_maddubs_epi16(ones8, _mm256_sign_epi8(ay, q1_0_negated_signs_32(x[ib].qs + 4 * k)));
+            p[k] = _mm256_maddubs_epi16(ones8, _mm256_sign_epi8(ay, qgemv_bits_to_signs_32(x[ib].qs + 4 * k)));
         }
         const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
         const __m128 d4 = _mm_mul_ps(qgemv_f16x4(yb[0].d, yb[1].d, yb[2].d, yb[3].d), _mm_set1_ps(-_cvtsh_ss(x[ib].d)));
@@ -335,7 +332,7 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
                 for (int j = 0; j < CB; j++) accr[j] = acc[r][j];
                 for (int ib = 0; ib < kb; ib++) {
                     __m256i sg[4];
-                    for (int k = 0; k < 4; k++) sg[k] = q1_0_negated_signs_32(x[ib].qs + 4 * k);
+                    for (int k = 0; k < 4; k++) sg[k] = qgemv_bits_to_signs_32(x[ib].qs + 4 * k);
                     const __m128 dneg = _mm_set1_ps(-_cvtsh_ss(x[ib].d));
                     for (int j = 0; j < CB; j++) {
                         const block_q8_0 *yb = (const block_q8_0 *)(a + j * act_stride) + 4 * (b0 + ib);

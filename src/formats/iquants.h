@@ -108,19 +108,6 @@ static inline void levels_iq3_s_ref(const block_iq3_s *b, int ib32, int8_t q[32]
 }
 
 #if defined(QGEMV_AVX2)
-/* bit k of each qword's byte (set: negative) -> a _mm256_sign_epi8 operand: byte k of the qword
- * AND 2^k, plus 0x80 - 2^k (k < 7) or 1 (k = 7), is 0x80 or 0x81 when the bit is set and a
- * positive byte otherwise; one add where a 0/0xff mask takes a compare and an or */
-static inline __m256i iq_bit_signs(__m256i spread) {
-    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    return _mm256_add_epi8(_mm256_and_si256(spread, bit), _mm256_set1_epi64x((long long)0x01406070787c7e7fULL));
-}
-/* 32 sign bits (4 bytes, bit j: value j < 0) -> sign operand (q1_0 in fp4_bits.h uses it too) */
-static inline __m256i iq_bits_to_signs_32(const uint8_t *bits4) {
-    const __m256i shuf = _mm256_setr_epi64x(0x0000000000000000LL, 0x0101010101010101LL,
-                                            0x0202020202020202LL, 0x0303030303030303LL);
-    return iq_bit_signs(_mm256_shuffle_epi8(_mm256_set1_epi32((int)iq_load_u32(bits4)), shuf));
-}
 /* the sign bytes (ksigns_iq2xs) of bytes s holding 7 sign bits each: bit 7 set to their parity,
  * by a nibble-parity lookup of bits 0-3 xor bits 4-6 */
 static inline __m256i iq_with_parity(__m256i s) {
@@ -160,29 +147,29 @@ static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const 
  * (negative byte: negative value; never 0), 32 lanes at a time */
 static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
-    *sgn = iq_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq2_xxs */
+    *sgn = qgemv_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq2_xxs */
     return iq_set4_u64(&iq2xxs_grid[idx >> 24], &iq2xxs_grid[(idx >> 16) & 0xff], &iq2xxs_grid[(idx >> 8) & 0xff],
                        &iq2xxs_grid[idx & 0xff]);
 }
 static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     (void)b;   /* grid_indices_iq2_xs: the 9-bit indices in ix[0..31], the sign bytes after them */
     const uint16_t *i = ix + 4 * ib32;
-    *sgn = iq_bits_to_signs_32((const uint8_t *)(ix + QK_K / 8) + 4 * ib32);
+    *sgn = qgemv_bits_to_signs_32((const uint8_t *)(ix + QK_K / 8) + 4 * ib32);
     return iq_set4_u64(&iq2xs_grid[i[3]], &iq2xs_grid[i[2]], &iq2xs_grid[i[1]], &iq2xs_grid[i[0]]);
 }
 static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    *sgn = iq_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
+    *sgn = qgemv_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
     const uint16_t *i = ix + 4 * ib32;
     return iq_set4_u64(&iq2s_grid[i[3]], &iq2s_grid[i[2]], &iq2s_grid[i[1]], &iq2s_grid[i[0]]);
 }
 static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
     const uint8_t *idx = b->qs + 8 * ib32;
-    *sgn = iq_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq3_xxs */
+    *sgn = qgemv_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq3_xxs */
     return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
                        &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
 static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    *sgn = iq_bits_to_signs_32(b->signs + 4 * ib32);
+    *sgn = qgemv_bits_to_signs_32(b->signs + 4 * ib32);
     const uint16_t *i = ix + 8 * ib32;
     return iq_set8_u32(&iq3s_grid[i[7]], &iq3s_grid[i[6]], &iq3s_grid[i[5]], &iq3s_grid[i[4]],
                        &iq3s_grid[i[3]], &iq3s_grid[i[2]], &iq3s_grid[i[1]], &iq3s_grid[i[0]]);
