@@ -41,21 +41,29 @@
     for (int64_t r_ = 0; r_ < (nrows); r_++)                                                \
         (out)[r_ * (out_stride)] = vec_dot((n), (const uint8_t *)(w) + r_ * (row_stride), (a))
 
-/* a tile by a row kernel that takes one row and up to 4 columns:
+/* vec_dot_tile_<name>_<act> by a row kernel that takes one row and up to 4 columns,
  * kernel(nb, row's blocks, columns' activations, act_stride, CB, out), CB a constant per call
- * (so an always-inline kernel is compiled once per column count) */
-#define QGEMV_TILE_ROWS_BY_COLS4(kernel, block_t, nb, w, row_stride, nrows, a, act_stride, ncols, \
-                                 out, out_stride)                                           \
-    for (int64_t r_ = 0; r_ < (nrows); r_++) {                                              \
-        const block_t *x_ = (const block_t *)((const uint8_t *)(w) + r_ * (row_stride));    \
-        for (int64_t c0_ = 0; c0_ < (ncols); c0_ += 4) {                                    \
-            const uint8_t *a_ = (const uint8_t *)(a) + c0_ * (act_stride);                  \
-            float *o_ = (out) + r_ * (out_stride) + c0_;                                    \
-            switch ((ncols) - c0_) {                                                        \
-            case 1: kernel((nb), x_, a_, (act_stride), 1, o_); break;                       \
-            case 2: kernel((nb), x_, a_, (act_stride), 2, o_); break;                       \
-            case 3: kernel((nb), x_, a_, (act_stride), 3, o_); break;                       \
-            default: kernel((nb), x_, a_, (act_stride), 4, o_); break;                      \
+ * (so an always-inline kernel is compiled once per column count); a single column goes row by
+ * row through vec_dot_<name>_<act> (QGEMV_TILE_ONE_COLUMN) */
+#define QGEMV_DEFINE_TILE_BY_COLS4(name, act, kernel, block_values)                           \
+    static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
+                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols == 1) {                                                                   \
+            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, out, out_stride); \
+            return;                                                                         \
+        }                                                                                   \
+        for (int64_t r = 0; r < nrows; r++) {                                               \
+            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                     \
+                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                   \
+                float *o = out + r * out_stride + c0;                                       \
+                switch (ncols - c0) {                                                       \
+                case 1: kernel(n / (block_values), x, a_, act_stride, 1, o); break;         \
+                case 2: kernel(n / (block_values), x, a_, act_stride, 2, o); break;         \
+                case 3: kernel(n / (block_values), x, a_, act_stride, 3, o); break;         \
+                default: kernel(n / (block_values), x, a_, act_stride, 4, o); break;        \
+                }                                                                           \
             }                                                                               \
         }                                                                                   \
     }

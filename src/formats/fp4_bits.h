@@ -269,16 +269,7 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
     return sum;
 }
 
-static void vec_dot_tile_nvfp4_q8_0(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
-                                    const void *restrict a, int64_t act_stride, int64_t ncols,
-                                    float *restrict out, int64_t out_stride) {
-    if (ncols == 1) {
-        QGEMV_TILE_ONE_COLUMN(vec_dot_nvfp4_q8_0, n, w, row_stride, nrows, a, out, out_stride);
-        return;
-    }
-    QGEMV_TILE_ROWS_BY_COLS4(tile_nvfp4, block_nvfp4, n / QK_NVFP4, w, row_stride, nrows, a, act_stride,
-                             ncols, out, out_stride);
-}
+QGEMV_DEFINE_TILE_BY_COLS4(nvfp4, q8_0, tile_nvfp4, QK_NVFP4)
 
 /* sum_b d_x sum_k d_y(k) sum_j (+-a_j); the signs come negated (-1 for a set bit), so the
  * scale does too */

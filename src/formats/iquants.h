@@ -329,12 +329,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         tile_iq_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &out); \
         return out;                                                                        \
     }                                                                                      \
-    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
-                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
-        QGEMV_TILE_ROWS_BY_COLS4(tile_iq_##name, block_##name, n / QK_K, w, row_stride, nrows, \
-                                 a, act_stride, ncols, out, out_stride);                   \
-    }
+    QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_iq_##name, QK_K)
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \

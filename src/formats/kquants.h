@@ -537,16 +537,7 @@ QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
     }                                                                                      \
-    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
-                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols == 1) {                                                                  \
-            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_q8_K, n, w, row_stride, nrows, a, out, out_stride); \
-            return;                                                                        \
-        }                                                                                  \
-        QGEMV_TILE_ROWS_BY_COLS4(tile_k4_##name, block_##name, n / QK_K, w, row_stride, nrows, a, \
-                                 act_stride, ncols, out, out_stride);                      \
-    }
+    QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_k4_##name, QK_K)
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
 
@@ -594,16 +585,7 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
     }
     for (int j = 0; j < CB; j++) out[j] = sum[j];
 }
-static void vec_dot_tile_q6_K_q8_K(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
-                                   const void *restrict a, int64_t act_stride, int64_t ncols,
-                                   float *restrict out, int64_t out_stride) {
-    if (ncols == 1) {
-        QGEMV_TILE_ONE_COLUMN(vec_dot_q6_K_q8_K, n, w, row_stride, nrows, a, out, out_stride);
-        return;
-    }
-    QGEMV_TILE_ROWS_BY_COLS4(tile_k6, block_q6_K, n / QK_K, w, row_stride, nrows, a, act_stride, ncols,
-                             out, out_stride);
-}
+QGEMV_DEFINE_TILE_BY_COLS4(q6_K, q8_K, tile_k6, QK_K)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_KQUANTS(X) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)

@@ -205,16 +205,7 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         }                                                                                  \
         return sum;                                                                        \
     }                                                                                      \
-    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
-                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols == 1) {                                                                  \
-            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_q8_K, n, w, row_stride, nrows, a, out, out_stride); \
-            return;                                                                        \
-        }                                                                                  \
-        QGEMV_TILE_ROWS_BY_COLS4(tile_##name, block_##name, n / QK_K, w, row_stride, nrows, \
-                                 a, act_stride, ncols, out, out_stride);                   \
-    }
+    QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_##name, QK_K)
 #else
 #define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
