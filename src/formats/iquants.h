@@ -202,29 +202,31 @@ static inline void grid_indices_iq2_xs(const block_iq2_xs *b, uint16_t ix[QK_K /
     _mm256_storeu_si256((__m256i *)(ix + QK_K / 8),
                         _mm256_permute4x64_epi64(_mm256_packus_epi16(sb[0], sb[1]), _MM_SHUFFLE(3, 1, 2, 0)));
 }
+/* 16 indices qs[i] | h_i << 8: h_i the qh bits of lane i, from the qh byte pick puts in it,
+ * moved to bit 8 (and 9) by mul, kept by mask */
+static inline __m256i iq_indices_16(const uint8_t *qs, __m256i qh, __m256i pick, __m256i mul, __m256i mask) {
+    const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), mask);
+    return _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)qs)), hi);
+}
 static inline void grid_indices_iq2_s(const block_iq2_s *b, uint16_t ix[QK_K / 8]) {
     const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
     const __m256i mul = _mm256_setr_epi16(256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4, 256, 64, 16, 4);
-    for (int q = 0; q < 2; q++) {   /* sub-blocks 4 q .. 4 q + 3 */
-        const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 1, -1, 1, -1, 1, -1, 1, -1,
-                                                              2, -1, 2, -1, 2, -1, 2, -1, 3, -1, 3, -1, 3, -1, 3, -1),
-                                             _mm256_set1_epi16((short)(4 * q)));
-        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), _mm256_set1_epi16(0x300));
-        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b->qs + 16 * q)));
-        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_or_si256(lo, hi));
-    }
+    const __m256i pick = _mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 1, -1, 1, -1, 1, -1, 1, -1,
+                                          2, -1, 2, -1, 2, -1, 2, -1, 3, -1, 3, -1, 3, -1, 3, -1);
+    for (int q = 0; q < 2; q++)   /* sub-blocks 4 q .. 4 q + 3 */
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q),
+                            iq_indices_16(b->qs + 16 * q, qh, _mm256_add_epi8(pick, _mm256_set1_epi16((short)(4 * q))),
+                                          mul, _mm256_set1_epi16(0x300)));
 }
 static inline void grid_indices_iq3_s(const block_iq3_s *b, uint16_t ix[QK_K / 4]) {
     const __m256i qh = _mm256_set1_epi64x((long long)iq_load_u64(b->qh));
     const __m256i mul = _mm256_setr_epi16(256, 128, 64, 32, 16, 8, 4, 2, 256, 128, 64, 32, 16, 8, 4, 2);
-    for (int q = 0; q < 4; q++) {   /* sub-blocks 2 q, 2 q + 1 */
-        const __m256i pick = _mm256_add_epi8(_mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1,
-                                                              1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1),
-                                             _mm256_set1_epi16((short)(2 * q)));
-        const __m256i hi = _mm256_and_si256(_mm256_mullo_epi16(_mm256_shuffle_epi8(qh, pick), mul), _mm256_set1_epi16(0x100));
-        const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b->qs + 16 * q)));
-        _mm256_storeu_si256((__m256i *)(ix + 16 * q), _mm256_or_si256(lo, hi));
-    }
+    const __m256i pick = _mm256_setr_epi8(0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1,
+                                          1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1);
+    for (int q = 0; q < 4; q++)   /* sub-blocks 2 q, 2 q + 1 */
+        _mm256_storeu_si256((__m256i *)(ix + 16 * q),
+                            iq_indices_16(b->qs + 16 * q, qh, _mm256_add_epi8(pick, _mm256_set1_epi16((short)(2 * q))),
+                                          mul, _mm256_set1_epi16(0x100)));
 }
 
 /* 32 int8 levels times d0 (values 0-15) and d1 (values 16-31): exact int -> float, one rounding */
