@@ -187,22 +187,29 @@ def quantize(str isa, int qtype, const float[:, ::1] a, const float[::1] imatrix
              uint8_t[:, ::1] out, int n_threads):
     """out[r] = ggml's quantization of row a[r] (importance weights imatrix, or None).
 
-    Returns the first row holding NaN or Inf (those rows are left unwritten), or -1.
+    Returns the first row holding NaN or Inf (rows from it on may be left unwritten), or -1.
     """  # IN a, imatrix; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = a.shape[0], cols = a.shape[1], r
+    cdef Py_ssize_t rows = a.shape[0], cols = a.shape[1], r, n_bad = 0, first_bad = -1
     cdef const float *qw = &imatrix[0] if imatrix is not None else NULL
-    cdef uint8_t[::1] bad = bytearray(rows)
     if t.quantize_prepare(qtype) != 0:   # ggml's quantize_init: shared tables, built once, GIL held
         raise MemoryError(f"no memory for the quantization tables of type {qtype}")
     with nogil:
-        for r in prange(rows, schedule="static", num_threads=n_threads):
-            if not t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw):
-                bad[r] = 1
-    for r in range(rows):
-        if bad[r]:
-            return r
-    return -1
+        if n_threads == 1:               # no thread team to wake: f32 rows are a memcpy's worth
+            for r in range(rows):
+                if not t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw):
+                    first_bad = r
+                    break
+        else:
+            for r in prange(rows, schedule="static", num_threads=n_threads):
+                if not t.quantize_row[qtype](&a[r, 0], &out[r, 0], cols, qw):
+                    n_bad += 1
+            if n_bad:
+                for r in range(rows):
+                    if not t.all_finite(&a[r, 0], cols):
+                        first_bad = r
+                        break
+    return first_bad
 
 
 def grid8_tables(str isa, int grid):

@@ -213,12 +213,15 @@ def test_threads_and_isas_agree(fmt, isa):
 
 @pytest.mark.parametrize("fmt", QUANTIZE, ids=lambda f: f.name)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
-def test_non_finite_rows_refused_by_index(fmt, bad):
-    a = rows_of("random", 9, cols_for(fmt))
-    a[6, 3] = bad
-    a[4, -1] = bad
-    with pytest.raises(ValueError, match=rf"{fmt.name}: row 4 of a holds NaN or Inf"):
-        QMatrix.quantize(a, fmt.name, imatrix=plain_imatrix(fmt, a.shape[1]))
+@pytest.mark.parametrize("rows, first, n_threads", [(9, 4, 1), (130, 70, 1), (130, 70, 2)])
+def test_non_finite_rows_refused_by_index(fmt, bad, rows, first, n_threads):
+    """The first bad row is named whether one thread stops at it or a team finds it among
+    others (130 rows: the second thread's slab holds both bad rows)."""
+    a = rows_of("random", rows, cols_for(fmt))
+    a[first + 2, 3] = bad
+    a[first, -1] = bad
+    with pytest.raises(ValueError, match=rf"{fmt.name}: row {first} of a holds NaN or Inf"):
+        QMatrix.quantize(a, fmt.name, imatrix=plain_imatrix(fmt, a.shape[1]), n_threads=n_threads)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
