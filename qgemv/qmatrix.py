@@ -125,7 +125,8 @@ class QMatrix:
                             f"(convert it with a.astype(np.float32))")
         if a.ndim != 2:
             raise ValueError(f"{fmt.name}: a must be 2-D (rows, cols), got {a.ndim}-D")
-        rows, cols = _check_shape(a.shape, fmt)
+        rows, cols = a.shape
+        _check_cols(cols, fmt)
         a = np.ascontiguousarray(a, dtype=np.float32)
         qw = _check_imatrix(imatrix, cols, fmt)
         out = np.empty((rows, fmt.row_nbytes(cols)), dtype=np.uint8)
@@ -142,8 +143,8 @@ class QMatrix:
         """A QMatrix over ``blocks``, a fresh uint8 array of ``(rows, row_nbytes)`` made here: the
         checks of ``__init__`` hold by construction."""
         self = object.__new__(cls)
-        self._data = blocks.reshape(-1)
-        self._data.flags.writeable = False
+        self._data = blocks.ravel()
+        self._data.setflags(write=False)
         self._fmt = fmt
         self._shape = (rows, cols)
         self._row_nbytes = blocks.shape[1]
@@ -307,9 +308,13 @@ def _check_shape(shape, fmt: Format) -> tuple[int, int]:
         raise TypeError(f"shape must be a pair of ints (rows, cols), got {shape!r}") from None
     if rows < 0 or cols < 0:
         raise ValueError(f"{fmt.name}: shape {shape!r} has a negative dimension")
+    _check_cols(cols, fmt)
+    return rows, cols
+
+
+def _check_cols(cols: int, fmt: Format) -> None:
     if cols % fmt.block_size:
         raise ValueError(f"{fmt.name}: cols {cols} is not a multiple of the block size {fmt.block_size}")
-    return rows, cols
 
 
 def _index(v) -> int:
