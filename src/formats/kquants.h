@@ -23,8 +23,11 @@
  *    levels <= 63, |p| <= 127.
  * 3. Each super-block's integer sums are reduced exactly and turned into float by the one
  *    qgemv_k_block_dot every ISA shares, so AVX2 products are bit-identical to the portable
- *    ones (ggml instead converts 8 partial int32 lanes, rounding each: a few ulps worse, for
- *    about 5% fewer instructions per super-block).
+ *    ones.  Except q2_K: its 2-bit levels leave so little integer work per super-block that
+ *    the horizontal reduction cost 15% and left it behind ggml, so q2_K keeps 8 int32 lanes
+ *    (lane k: values 4k..4k+3 of every 32) and folds each super-block into 8 float lanes with
+ *    two fmas, as ggml does; the portable loop computes the same lanes with fmaf and adds
+ *    them in qgemv_hsum_f32x8's order, so every ISA still gives the same bits.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -198,8 +201,33 @@ QGEMV_DEFINE_DEQUANT_ROW_K(q4_K, 32, 1)
 QGEMV_DEFINE_DEQUANT_ROW_K(q5_K, 32, 1)
 QGEMV_DEFINE_DEQUANT_ROW_K(q6_K, 16, 0)
 
+/* q2_K in 8 lanes: lane k holds values 4k..4k+3 of every 32 (the AVX2 madd layout),
+ * acc_k += d_y d sum sc q p, then acc_k -= d_y dmin (m_2k bsum_2k + m_2k+1 bsum_2k+1), each one
+ * fma; the lanes summed as qgemv_hsum_f32x8 does.  Every ISA's q2_K product is these bits. */
+static inline float qgemv_k_hsum_lanes(const float acc[8]) {
+    const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
+    return (s0 + s2) + (s1 + s3);
+}
 #if !defined(QGEMV_AVX2)
-QGEMV_DEFINE_VEC_DOT_K_REF(q2_K, 16, 1)
+static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q2_K *x = (const block_q2_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    float acc[8] = {0};
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        int8_t q[QK_K];
+        int16_t sc[16], mn[16];
+        unpack_q2_K_ref(&x[ib], q);
+        scales_q2_K(&x[ib], sc, mn);
+        int32_t isum[8] = {0};
+        for (int i = 0; i < QK_K; i++) isum[(i % 32) / 4] += sc[i / 16] * q[i] * y[ib].qs[i];
+        const float dall = y[ib].d * scale_q2_K(&x[ib]), dmin = y[ib].d * min_q2_K(&x[ib]);
+        for (int k = 0; k < 8; k++) {
+            const int32_t msum = mn[2 * k] * y[ib].bsums[2 * k] + mn[2 * k + 1] * y[ib].bsums[2 * k + 1];
+            acc[k] = fmaf(-dmin, (float)msum, fmaf(dall, (float)isum[k], acc[k]));
+        }
+    }
+    return qgemv_k_hsum_lanes(acc);
+}
 QGEMV_DEFINE_VEC_DOT_K_REF(q3_K, 16, 0)
 QGEMV_DEFINE_VEC_DOT_K_REF(q4_K, 32, 1)
 QGEMV_DEFINE_VEC_DOT_K_REF(q5_K, 32, 1)
@@ -353,7 +381,7 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     return sum;
 }
 /* ---------------------------------------------------------------- 4 block pairs per pass
- * vec_dot of q2_K, q4_K and q5_K works on 4 consecutive super-blocks of the row at a time
+ * vec_dot of q4_K and q5_K works on 4 consecutive super-blocks of the row at a time
  * (pairs of a weight block and its activation block).  The pairs' exact integer sums are
  * reduced together (hadd trees: integers sum to the same whatever the order), then lane l of
  * one vector takes qgemv_k_block_dot's float operations for pair l, and the lanes are added
@@ -398,37 +426,6 @@ static inline float qgemv_k_add_lanes(float sum, __m128 t, int R) {
     _mm_storeu_ps(o, t);
     for (int l = 0; l < R; l++) sum += o[l];
     return sum;
-}
-
-/* q2_K, 4 pairs: d_y d sum_s sc_s sum q p - d_y dmin sum_s m_s bsum_s per lane */
-QGEMV_ALWAYS_INLINE __m128 qgemv_k_quad_q2_K(const block_q2_K *x, int64_t xs, const block_q8_K *y, int64_t ys,
-                                             const int R) {
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m128i low4 = _mm_set1_epi8(0x0f);
-    __m256i msum[4], acc[4];
-    for (int l = 0; l < 4; l++) acc[l] = msum[l] = _mm256_setzero_si256();
-    for (int l = 0; l < R; l++) {
-        const block_q2_K *xl = QGEMV_K_PAIR(block_q2_K, x, xs, l, R);
-        const block_q8_K *yl = QGEMV_K_PAIR(block_q8_K, y, ys, l, R);
-        const __m128i packed = _mm_loadu_si128((const __m128i *)xl->scales);
-        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
-        msum[l] = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)),
-                                    qgemv_k_bsums(yl));
-        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
-        for (int h = 0; h < 2; h++) {
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(xl->qs + 32 * h));
-            const int8_t *p = yl->qs + 128 * h;
-            for (int j = 0; j < 4; j++) {
-                const __m256i u = _mm256_and_si256(j ? _mm256_srli_epi16(bits, 2 * j) : bits, three);
-                acc[l] = _mm256_add_epi32(acc[l], qgemv_k_dot_scaled(u, p + 32 * j, qgemv_k_scale_pair(sc, 4 * h + j)));
-            }
-        }
-    }
-    __m128 d, dmin;
-    qgemv_k_dm4(&x->d, &QGEMV_K_PAIR(block_q2_K, x, xs, 1, R)->d, &QGEMV_K_PAIR(block_q2_K, x, xs, 2, R)->d,
-                &QGEMV_K_PAIR(block_q2_K, x, xs, 3, R)->d, &d, &dmin);
-    return qgemv_k_block_dot4(qgemv_k_dy4(y, ys, R), d, dmin, qgemv_k_hsum4_i32x8(acc[0], acc[1], acc[2], acc[3]),
-                              qgemv_k_hsum4_i32x8(msum[0], msum[1], msum[2], msum[3]));
 }
 
 /* q4_K and q5_K (HIGH_BIT: the 5th bit), 4 pairs: d_y d sum_s sc_s sum u p - d_y dmin sum_s m_s bsum32_s per lane */
@@ -489,7 +486,48 @@ QGEMV_DEFINE_QUAD_K4(q5_K, QGEMV_K_HIGH_BIT)
         default: return sum;                                                               \
         }                                                                                  \
     }
-QGEMV_DEFINE_VEC_DOT_K_QUADS(q2_K)
+/* q2_K in 8 lanes (see the portable vec_dot_q2_K_q8_K): per super-block, the scale bytes are
+ * broadcast to both 128-bit lanes and each 32 values' pair of scales is one shuffle that also
+ * zero-extends them to s16; d_y d and d_y dmin come from one f16x2 conversion */
+static inline __m256i qgemv_q2_K_scale_pair(__m256i scale_bytes, int k) {
+    const char e = (char)(2 * k), f = (char)(2 * k + 1), z = (char)0x80;
+    return _mm256_shuffle_epi8(scale_bytes, _mm256_setr_epi8(e, z, e, z, e, z, e, z, e, z, e, z, e, z, e, z,
+                                                             f, z, f, z, f, z, f, z, f, z, f, z, f, z, f, z));
+}
+static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q2_K *x = (const block_q2_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
+        /* (d_y d, d_y dmin): d and dmin are adjacent f16 fields */
+        const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&x[ib].d))),
+                                     _mm_set1_ps(y[ib].d));
+        const __m128i packed = _mm_loadu_si128((const __m128i *)x[ib].scales);
+        const __m256i scale_bytes = _mm256_broadcastsi128_si256(_mm_and_si128(packed, low4));
+        const __m256i msum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)),
+                                               qgemv_k_bsums(&y[ib]));
+        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            const int8_t *p = y[ib].qs + 128 * h;
+            for (int j = 0; j < 4; j += 2) {
+                const __m256i u0 = _mm256_and_si256(j ? _mm256_srli_epi16(bits, 2 * j) : bits, three);
+                const __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j + 2), three);
+                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p + 32 * j, qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j)));
+                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32 * j + 32,
+                                                                 qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j + 1)));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
+        acc = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), _mm256_cvtepi32_ps(msum), acc);
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, acc);
+    return qgemv_k_hsum_lanes(lanes);
+}
 QGEMV_DEFINE_VEC_DOT_K_QUADS(q4_K)
 QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
 
