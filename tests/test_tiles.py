@@ -95,6 +95,24 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
     np.testing.assert_array_equal(_tile(m, xq, rows), _per_row(m, xq))
 
 
+@pytest.mark.parametrize("fmt", [f for f in MATMUL if f.block_size == 1], ids=ids)
+@pytest.mark.parametrize("cols", [37, 293, 600])
+@pytest.mark.parametrize("batch", [2, 3, 8, 11])
+def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, isa):
+    """The float formats' tiles run rows in passes of 256 values and columns in groups of 8
+    and 3 (src/formats/elements.h): across passes, groups and the scalar tail every (r, c) is
+    still vec_dot's bits."""
+    rows = 37
+    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=cols + batch, moderate=True), fmt.name, (rows, cols))
+    x = np.random.default_rng(cols).standard_normal((batch, cols)).astype(np.float32)
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
+    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    got = _tile(m, xq, rows)
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got.view(np.uint32), _per_row(m, xq).view(np.uint32))
+
+
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 @pytest.mark.parametrize("cols", [1, 2, 4])
 @pytest.mark.parametrize("batch", [2, 5, 9, 33])

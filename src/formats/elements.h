@@ -4,6 +4,8 @@
  * to nearest even (f64, i32, i64), as numpy's astype(float32).
  * vec_dot_<name>_<name>: the float formats multiply against activations of their own type,
  * accumulating in float32 (ggml_vec_dot_f16 / _bf16 / _f32).
+ * vec_dot_tile_<name>_<name> (AVX2): a batch of columns against a slab of rows with each
+ * (row, column) keeping vec_dot's four accumulators, so the tile gives vec_dot's bits.
  */
 
 /* ---------------------------------------------------------------- dequantize */
@@ -41,6 +43,28 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
 
 /* ---------------------------------------------------------------- dot products */
 
+#if defined(QGEMV_AVX2)
+/* The float formats' SIMD dot (before the scalar tail at i = n / 16 * 16): 8-value chunk c of
+ * the row goes to accumulator c % 2, and the sum is hsum(acc0 + acc1).  Two chains keep a row
+ * at memory speed, and leave registers for the tiles' 2 rows x 3 columns (below) to keep each
+ * pair's two accumulators: the same fmas in the same order, so a tile gives vec_dot's bits. */
+#define QGEMV_DOT_FLOAT_2ACC(T, load8, x, y)                                               \
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                        \
+    for (; i + 32 <= n; i += 32) {                                                         \
+        if (sizeof(T) < 4) QGEMV_PREFETCH_STREAM((x) + i, 32 * sizeof(T));  /* f32: the hardware's alone is faster */ \
+        acc0 = _mm256_fmadd_ps(load8((x) + i), load8((y) + i), acc0);                      \
+        acc1 = _mm256_fmadd_ps(load8((x) + i + 8), load8((y) + i + 8), acc1);              \
+        acc0 = _mm256_fmadd_ps(load8((x) + i + 16), load8((y) + i + 16), acc0);            \
+        acc1 = _mm256_fmadd_ps(load8((x) + i + 24), load8((y) + i + 24), acc1);            \
+    }                                                                                      \
+    if (i + 16 <= n) {                                                                     \
+        acc0 = _mm256_fmadd_ps(load8((x) + i), load8((y) + i), acc0);                      \
+        acc1 = _mm256_fmadd_ps(load8((x) + i + 8), load8((y) + i + 8), acc1);              \
+        i += 16;                                                                           \
+    }                                                                                      \
+    sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
+#endif
+
 /* sum a[i] b[i], float32, four independent accumulators */
 static float dot_f32(int64_t n, const float *restrict a, const float *restrict b) {
     int64_t i = 0;
@@ -52,11 +76,7 @@ static float dot_f32(int64_t n, const float *restrict a, const float *restrict b
             acc[k] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * k), _mm512_loadu_ps(b + i + 16 * k), acc[k]);
     sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
 #elif defined(QGEMV_AVX2)
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++)
-            acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8 * k), _mm256_loadu_ps(b + i + 8 * k), acc[k]);
-    sum = qgemv_hsum_f32x8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    QGEMV_DOT_FLOAT_2ACC(float, _mm256_loadu_ps, a, b)
 #else
     float acc[8] = {0};
     for (; i + 8 <= n; i += 8)
@@ -89,14 +109,7 @@ static inline __m256 qgemv_load8_f16(const uint16_t *p) {
 static inline __m256 qgemv_load8_bf16(const uint16_t *p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
 }
-#define QGEMV_VEC_DOT_HALF_SIMD(load8)                                                     \
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}; \
-    for (; i + 32 <= n; i += 32) {                                                         \
-        QGEMV_PREFETCH_STREAM(x + i, 64);                                                  \
-        for (int k = 0; k < 4; k++)                                                        \
-            acc[k] = _mm256_fmadd_ps(load8(x + i + 8 * k), load8(y + i + 8 * k), acc[k]);  \
-    }                                                                                      \
-    sum = qgemv_hsum_f32x8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+#define QGEMV_VEC_DOT_HALF_SIMD(load8) QGEMV_DOT_FLOAT_2ACC(uint16_t, load8, x, y)
 #else
 #define QGEMV_VEC_DOT_HALF_SIMD(load8)                                                     \
     float acc[8] = {0};                                                                    \
@@ -109,3 +122,102 @@ static inline __m256 qgemv_load8_bf16(const uint16_t *p) {
 
 QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_load8_f16)
 QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
+
+/* ---------------------------------------------------------------- tiles (src/tiles.h)
+ * A batch against a slab of rows.  Per pass of QGEMV_FLOAT_TILE_K values, up to 8 columns'
+ * activations are widened once to float32 into a contiguous buffer (in L1, and free of the
+ * cache-set conflicts of columns a row stride apart), shared by all the tile's rows; then each
+ * block of 3 rows x 2 columns runs with its 12 accumulators (each pair's two, as vec_dot's) in
+ * registers, so a weight vector serves 2 fmas and an activation vector 3.  The fmas, the sum
+ * and the scalar tail of every (row, column) are vec_dot's: the tile gives vec_dot's bits. */
+#if defined(QGEMV_AVX2)
+#define QGEMV_FLOAT_TILE_K 512      /* values per pass: 8 columns x 2 KiB of widened floats */
+#define QGEMV_FLOAT_TILE_COLS 8
+
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, load8, to_f32)                                     \
+    QGEMV_ALWAYS_INLINE void float_block_##name(const T *const x[3], const float *af, int64_t kk, \
+                                                const int RB, const int CB, __m256 acc[3][2][2]) { \
+        __m256 s[3][2][2];                                                                 \
+        for (int r = 0; r < RB; r++)                                                       \
+            for (int c = 0; c < CB; c++) s[r][c][0] = acc[r][c][0], s[r][c][1] = acc[r][c][1]; \
+        for (int64_t i = 0; i < kk; i += 16) {                                             \
+            for (int r = 0; r < RB; r++)   /* the same values of the next pass */          \
+                _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_TILE_K), _MM_HINT_T0);  \
+            for (int h = 0; h < 2; h++) {                                                  \
+                __m256 av[2];                                                              \
+                for (int c = 0; c < CB; c++) av[c] = _mm256_loadu_ps(af + c * QGEMV_FLOAT_TILE_K + i + 8 * h); \
+                for (int r = 0; r < RB; r++) {                                             \
+                    const __m256 wv = load8(x[r] + i + 8 * h);                             \
+                    for (int c = 0; c < CB; c++) s[r][c][h] = _mm256_fmadd_ps(wv, av[c], s[r][c][h]); \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+        for (int r = 0; r < RB; r++)                                                       \
+            for (int c = 0; c < CB; c++) acc[r][c][0] = s[r][c][0], acc[r][c][1] = s[r][c][1]; \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
+                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols == 1) {                                                                  \
+            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, out, out_stride); \
+            return;                                                                        \
+        }                                                                                  \
+        const int64_t nv = n / 16 * 16;                                                    \
+        __m256 af_[QGEMV_FLOAT_TILE_COLS * QGEMV_FLOAT_TILE_K / 8];   /* 32-byte aligned */ \
+        float *af = (float *)af_;                                                          \
+        __m256 acc[16 / 3 + 1][QGEMV_FLOAT_TILE_COLS / 2][3][2][2];                        \
+        for (int64_t r0 = 0; r0 < nrows; r0 += 16) {                                       \
+            const int64_t nr = nrows - r0 < 16 ? nrows - r0 : 16;                          \
+            for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_FLOAT_TILE_COLS) {                \
+                const int64_t nc = ncols - c0 < QGEMV_FLOAT_TILE_COLS ? ncols - c0 : QGEMV_FLOAT_TILE_COLS; \
+                memset(acc, 0, sizeof(acc));                                               \
+                for (int64_t k0 = 0; k0 < nv; k0 += QGEMV_FLOAT_TILE_K) {                  \
+                    const int64_t kk = nv - k0 < QGEMV_FLOAT_TILE_K ? nv - k0 : QGEMV_FLOAT_TILE_K; \
+                    for (int64_t c = 0; c < nc; c++) {                                     \
+                        const T *y = (const T *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
+                        for (int64_t i = 0; i < kk; i += 8) _mm256_storeu_ps(af + c * QGEMV_FLOAT_TILE_K + i, load8(y + i)); \
+                    }                                                                      \
+                    for (int64_t r = 0; r < nr; r += 3) {                                  \
+                        const int RB = nr - r >= 3 ? 3 : (int)(nr - r);                    \
+                        const T *x[3];                                                     \
+                        for (int q = 0; q < 3; q++)                                        \
+                            x[q] = (const T *)((const uint8_t *)w + (r0 + r + (q < RB ? q : 0)) * row_stride) + k0; \
+                        for (int64_t c = 0; c < nc; c += 2) {                              \
+                            __m256(*ab)[2][2] = acc[r / 3][c / 2];                         \
+                            const float *ac = af + c * QGEMV_FLOAT_TILE_K;                 \
+                            const int CB = nc - c >= 2 ? 2 : 1;                            \
+                            if (RB == 3 && CB == 2) float_block_##name(x, ac, kk, 3, 2, ab); \
+                            else if (RB == 3) float_block_##name(x, ac, kk, 3, 1, ab);     \
+                            else if (RB == 2 && CB == 2) float_block_##name(x, ac, kk, 2, 2, ab); \
+                            else if (RB == 2) float_block_##name(x, ac, kk, 2, 1, ab);     \
+                            else if (CB == 2) float_block_##name(x, ac, kk, 1, 2, ab);     \
+                            else float_block_##name(x, ac, kk, 1, 1, ab);                  \
+                        }                                                                  \
+                    }                                                                      \
+                }                                                                          \
+                for (int64_t r = 0; r < nr; r++) {                                         \
+                    const T *x = (const T *)((const uint8_t *)w + (r0 + r) * row_stride);  \
+                    for (int64_t c = 0; c < nc; c++) {                                     \
+                        const T *y = (const T *)((const uint8_t *)a + (c0 + c) * act_stride); \
+                        const __m256 *q = acc[r / 3][c / 2][r % 3][c % 2];                 \
+                        float sum = qgemv_hsum_f32x8(_mm256_add_ps(q[0], q[1]));           \
+                        for (int64_t i = nv; i < n; i++) sum += to_f32(x[i]) * to_f32(y[i]); \
+                        out[(r0 + r) * out_stride + c0 + c] = sum;                         \
+                    }                                                                      \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    }
+static inline float qgemv_f32_itself(float v) { return v; }
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_load8_f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_load8_bf16, qgemv_bf16_to_fp32)
+#if defined(QGEMV_AVX512)
+/* dot_f32 runs 16-lane accumulators here: f32 keeps the generic tile */
+#define QGEMV_TILES_ELEMENTS(X) X(f16, f16) X(bf16, bf16)
+#else
+QGEMV_DEFINE_FLOAT_TILE(f32, float, _mm256_loadu_ps, qgemv_f32_itself)
+#define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
+#endif
+#else
+#define QGEMV_TILES_ELEMENTS(X)   /* portable: the generic tiles (src/tiles.h) */
+#endif
