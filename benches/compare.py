@@ -131,6 +131,14 @@ def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
     return row
 
 
+def calls_for(per_call: float, reps: int) -> int:
+    """Timed calls per side: about half a second's worth, so that a case of tens of
+    microseconds (f32's 1 MiB copy) gets a median of hundreds of calls, not of a few;
+    at least ``reps`` (at most 400), and at most 5 s's worth (at least 3) for the slowest."""
+    per_call = max(per_call, 1e-6)
+    return max(3, min(max(reps, min(400, int(0.5 / per_call))), int(5.0 / per_call)))
+
+
 def run_dequant(fmt, reps, g, with_numpy):
     rows, cols = 4096, 4096
     w = harness.weights(fmt, rows, cols)
@@ -138,8 +146,12 @@ def run_dequant(fmt, reps, g, with_numpy):
     out = np.empty((rows, cols), np.float32)
     runners = {"qgemv": lambda: m.dequantize(out=out, n_threads=1)}
     if g is not None:
-        runners["ggml"] = lambda: g.to_float(fmt.id, w, rows * cols)
-    times = harness.interleaved(runners, reps)
+        out_g = np.empty((rows, cols), np.float32)   # both sides write into a buffer made once
+        runners["ggml"] = lambda: g.to_float(fmt.id, w, rows * cols, out=out_g)
+    t0 = time.perf_counter()
+    for run in runners.values():
+        run()
+    times = harness.interleaved(runners, calls_for((time.perf_counter() - t0) / len(runners), reps))
     row = {"op": "dequant", "format": fmt.name, "shape": (rows, cols), "batch": None, "threads": 1,
            "cache": "in", "nbytes": w.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
     add_min_ratio(row, times)
@@ -170,7 +182,7 @@ def run_quantize(fmt, weighted, reps, g):
     for run in runners.values():               # the slowest searches take ~0.3 s a call
         run()
     per_call = (time.perf_counter() - t0) / len(runners)
-    times = harness.interleaved(runners, max(3, min(reps, int(5.0 / max(per_call, 1e-6)))))
+    times = harness.interleaved(runners, calls_for(per_call, reps))
     row = {"op": "quantize" + (" (imatrix)" if weighted else ""), "format": fmt.name, "shape": x.shape,
            "batch": None, "threads": 1, "cache": "in", "nbytes": x.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
     add_min_ratio(row, times)
@@ -285,7 +297,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"- {ggml_desc}",
         f"- Streaming read bandwidth in this run (numpy reductions over 1 GiB, the better of a probe "
         f"before and after): 1 thread {bandwidth[1]:.1f} GB/s, 2 threads {bandwidth[2]:.1f} GB/s.",
-        f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side (qgemv and ggml alternating in blocks of 5, "
+        f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side for gemv, about half a second's worth "
+        f"(3-400 calls) for dequant and quantize (qgemv and ggml alternating in blocks of 5, "
         f"first call of each block dropped). \"(out)\": weights rotated through copies totalling >= 256 MiB. "
         f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time "
         f"(quantize: float32 input bytes / time). "

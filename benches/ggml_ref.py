@@ -248,14 +248,19 @@ class Ggml:
     def row_size(self, type_id: int, n: int) -> int:
         return self.ggml_row_size(type_id, n)
 
-    def to_float(self, type_id: int, blocks, n: int) -> np.ndarray:
-        """ggml's ``to_float`` of the first ``n`` values in ``blocks`` (float32, shape (n,))."""
+    def to_float(self, type_id: int, blocks, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """ggml's ``to_float`` of the first ``n`` values in ``blocks`` (float32, shape (n,)), into
+        ``out`` (a C-contiguous float32 array of n values) when given."""
         src = np.ascontiguousarray(np.frombuffer(blocks, np.uint8) if not isinstance(blocks, np.ndarray)
                                    else blocks.reshape(-1).view(np.uint8))
         need = self.row_size(type_id, n)
         if src.size < need:
             raise ValueError(f"{self.type_name(type_id)}: {n} values need {need} bytes, got {src.size}")
-        out = np.empty(n, np.float32)
+        if out is None:
+            out = np.empty(n, np.float32)
+        elif out.dtype != np.float32 or out.size != n or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of {n} values")
+        out = out.reshape(-1)
         if type_id == TYPE_F32:
             out[:] = src[:need].view(np.float32)
             return out
