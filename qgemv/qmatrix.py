@@ -11,7 +11,8 @@ from ._formats import DEQUANTIZE, MATMUL, QUANTIZE, Format
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
 # a single column times a matrix larger than this streams it from DRAM (about half this machine's
-# L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md)
+# L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md).
+# A dequantized output larger than this is written with streaming stores.
 STREAMING_BYTES = 16 << 20
 
 
@@ -207,7 +208,9 @@ class QMatrix:
         out = _check_out(out, (rows, cols), self.qtype)
         if out.size:
             n = _threads.resolve(n_threads, self.nbytes, rows)
-            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n)
+            # far larger than the caches: decode each row in cache, write it out streaming
+            scratch = np.empty((n, cols), np.float32) if out.nbytes > STREAMING_BYTES else None
+            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n, scratch)
         return out
 
     def dequantize_rows(self, ids, out: np.ndarray | None = None, n_threads: int | None = None) -> np.ndarray:

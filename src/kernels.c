@@ -90,6 +90,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
+    .copy_stream_f32 = copy_stream_f32,
     .quantize_prepare = qgemv_quantize_prepare,
     .grid8 = qgemv_grid8_get,
 };

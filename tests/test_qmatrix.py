@@ -305,3 +305,21 @@ def test_streaming_and_tile_paths_give_the_same_bits(fmt, monkeypatch):
     np.testing.assert_array_equal((m @ np.stack([x, -x, x], axis=1))[:, [0, 2]], np.stack([tiled] * 2, axis=1))
     monkeypatch.setattr(qmatrix, "STREAMING_BYTES", 0)
     np.testing.assert_array_equal(m @ x, tiled)
+
+
+@pytest.mark.parametrize("fmt", [f for f in DEQUANT if f.name in ("f32", "f16", "q4_0", "q8_0", "q4_K", "iq2_xs", "tq1_0")], ids=ids)
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_streaming_dequantize_gives_the_same_floats(fmt, n_threads, monkeypatch):
+    """An output larger than STREAMING_BYTES is decoded row by row into scratch and copied with
+    streaming stores: the same floats, into an out that starts off a 32-byte boundary too."""
+    from qgemv import qmatrix
+    rows, cols = 301, 6 * max(fmt.block_size, 256)   # enough bytes for a thread team
+    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=5, moderate=True), fmt.name, (rows, cols))
+    assert qgemv._threads.resolve(n_threads, m.nbytes, rows) == n_threads
+    want = m.dequantize(n_threads=n_threads)
+    monkeypatch.setattr(qmatrix, "STREAMING_BYTES", 0)
+    np.testing.assert_array_equal(m.dequantize(n_threads=n_threads).view(np.uint32), want.view(np.uint32))
+    shifted = np.full(rows * cols + 1, np.nan, np.float32)[1:].reshape(rows, cols)   # 4 bytes off
+    assert shifted.ctypes.data % 32
+    m.dequantize(out=shifted, n_threads=n_threads)
+    np.testing.assert_array_equal(shifted.view(np.uint32), want.view(np.uint32))

@@ -56,6 +56,7 @@ typedef struct {
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
+    void (*copy_stream_f32)(const float *src, float *dst, int64_t n);   /* dst = src, streaming stores */
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;
      * call with the GIL held, before the prange */
     int (*quantize_prepare)(int qtype);
