@@ -21,13 +21,13 @@
  *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
  *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
  *    levels <= 63, |p| <= 127.
- * 3. Each super-block's integer sums are reduced exactly and turned into float by the one
- *    qgemv_k_block_dot every ISA shares, so AVX2 products are bit-identical to the portable
- *    ones.  Except q2_K: its 2-bit levels leave so little integer work per super-block that
- *    the horizontal reduction cost 15% and left it behind ggml, so q2_K keeps 8 int32 lanes
- *    (lane k: values 4k..4k+3 of every 32) and folds each super-block into 8 float lanes with
- *    two fmas, as ggml does; the portable loop computes the same lanes with fmaf and adds
- *    them in qgemv_hsum_f32x8's order, so every ISA still gives the same bits.
+ * 3. Every ISA gives the same bits.  q3_K and q6_K reduce each super-block's integer sums
+ *    exactly and turn them into float by the one qgemv_k_block_dot every ISA shares.  q2_K,
+ *    q4_K and q5_K, whose integer work per super-block is small enough that a horizontal
+ *    reduction per super-block cost them 15-25% (and their lead over ggml), keep the AVX2
+ *    madd lanes instead (lane k: values 4k..4k+3 of every 32) and fold each super-block into
+ *    float lanes with one fma per lane, as ggml does; the portable loops compute the same
+ *    integer lanes with fmaf and add the lanes in qgemv_hsum_f32x8's order.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -208,6 +208,7 @@ static inline float qgemv_k_hsum_lanes(const float acc[8]) {
     const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
     return (s0 + s2) + (s1 + s3);
 }
+static inline float qgemv_k_hsum_lanes4(const float acc[4]) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
 #if !defined(QGEMV_AVX2)
 static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q2_K *x = (const block_q2_K *)w;
@@ -229,8 +230,34 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     return qgemv_k_hsum_lanes(acc);
 }
 QGEMV_DEFINE_VEC_DOT_K_REF(q3_K, 16, 0)
-QGEMV_DEFINE_VEC_DOT_K_REF(q4_K, 32, 1)
-QGEMV_DEFINE_VEC_DOT_K_REF(q5_K, 32, 1)
+/* q4_K and q5_K in lanes: 8 int32 lanes of sum sc q p as q2_K's (lane k: values 4k..4k+3 of
+ * every 32), 4 of the minimums' sum (lane j: sub-blocks 2j and 2j+1, against the 32-value
+ * bsums), each folded per super-block by one fma into float lanes; their sums are added last,
+ * (8 lanes as qgemv_hsum_f32x8) + ((m0 + m1) + (m2 + m3)).  Every ISA's product is these bits. */
+#define QGEMV_DEFINE_VEC_DOT_K4_LANES(name)                                                \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        float acc[8] = {0}, accm[4] = {0};                                                 \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int8_t q[QK_K];                                                                \
+            int16_t sc[16], mn[16];                                                        \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            scales_##name(&x[ib], sc, mn);                                                 \
+            int32_t isum[8] = {0};                                                         \
+            for (int i = 0; i < QK_K; i++) isum[(i % 32) / 4] += sc[i / 32] * q[i] * y[ib].qs[i]; \
+            const float dall = y[ib].d * scale_##name(&x[ib]), dmin = y[ib].d * min_##name(&x[ib]); \
+            for (int k = 0; k < 8; k++) acc[k] = fmaf(dall, (float)isum[k], acc[k]);       \
+            for (int j = 0; j < 4; j++) {                                                  \
+                const int32_t b0 = y[ib].bsums[4 * j] + y[ib].bsums[4 * j + 1];            \
+                const int32_t b1 = y[ib].bsums[4 * j + 2] + y[ib].bsums[4 * j + 3];        \
+                accm[j] = fmaf(-dmin, (float)(mn[2 * j] * b0 + mn[2 * j + 1] * b1), accm[j]); \
+            }                                                                              \
+        }                                                                                  \
+        return qgemv_k_hsum_lanes(acc) + qgemv_k_hsum_lanes4(accm);                        \
+    }
+QGEMV_DEFINE_VEC_DOT_K4_LANES(q4_K)
+QGEMV_DEFINE_VEC_DOT_K4_LANES(q5_K)
 QGEMV_DEFINE_VEC_DOT_K_REF(q6_K, 16, 0)
 #define QGEMV_TILES_KQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #else
@@ -380,112 +407,6 @@ static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
     return sum;
 }
-/* ---------------------------------------------------------------- 4 block pairs per pass
- * vec_dot of q4_K and q5_K works on 4 consecutive super-blocks of the row at a time
- * (pairs of a weight block and its activation block).  The pairs' exact integer sums are
- * reduced together (hadd trees: integers sum to the same whatever the order), then lane l of
- * one vector takes qgemv_k_block_dot's float operations for pair l, and the lanes are added
- * to the row's sum one at a time in block order: the bits of the one-block-at-a-time loop
- * (the portable vec_dot's), for a quarter of its reductions.  (The same 4 lanes over 4 rows,
- * sharing the activation loads, ran fewer instructions but read 4 streams per thread, slower
- * from L3 and from memory on the 2-core Zen 3.)  A pass of R < 4 pairs leaves lanes R..3 unread. */
-
-/* pair l of a pass: x + l * xs bytes, y + l * ys bytes (l < R; lanes past R repeat pair 0) */
-#define QGEMV_K_PAIR(type, p, stride, l, R) ((const type *)((const uint8_t *)(p) + ((l) < (R) ? (l) : 0) * (stride)))
-/* the q8_K scales of a pass's 4 pairs */
-static inline __m128 qgemv_k_dy4(const block_q8_K *y, int64_t ys, int R) {
-    return _mm_setr_ps(y->d, QGEMV_K_PAIR(block_q8_K, y, ys, 1, R)->d, QGEMV_K_PAIR(block_q8_K, y, ys, 2, R)->d,
-                       QGEMV_K_PAIR(block_q8_K, y, ys, 3, R)->d);
-}
-/* the 8-lane int32 sums of 4 pairs, reduced: lane l = the sum of v_l */
-static inline __m128i qgemv_k_hsum4_i32x8(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
-    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-/* the same for 4-lane sums */
-static inline __m128i qgemv_k_hsum4_i32x4(__m128i v0, __m128i v1, __m128i v2, __m128i v3) {
-    return _mm_hadd_epi32(_mm_hadd_epi32(v0, v1), _mm_hadd_epi32(v2, v3));
-}
-/* d and dmin (adjacent f16 fields, d first) of 4 blocks, as a vector of d and one of dmin */
-static inline void qgemv_k_dm4(const qgemv_half *dm0, const qgemv_half *dm1, const qgemv_half *dm2,
-                               const qgemv_half *dm3, __m128 *d, __m128 *dmin) {
-    const __m128i h = _mm_setr_epi32((int)qgemv_k_word((const uint8_t *)dm0), (int)qgemv_k_word((const uint8_t *)dm1),
-                                     (int)qgemv_k_word((const uint8_t *)dm2), (int)qgemv_k_word((const uint8_t *)dm3));
-    const __m256 v = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(h), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-    *d = _mm256_castps256_ps128(v);
-    *dmin = _mm256_extractf128_ps(v, 1);
-}
-/* qgemv_k_block_dot of 4 pairs (with a minimum), lane by lane: its roundings, in its order */
-static inline __m128 qgemv_k_block_dot4(__m128 dy, __m128 d, __m128 dmin, __m128i isum, __m128i msum) {
-    const __m128 dall = _mm_mul_ps(dy, d);
-    return _mm_sub_ps(_mm_mul_ps(dall, _mm_cvtepi32_ps(isum)), _mm_mul_ps(_mm_mul_ps(dy, dmin), _mm_cvtepi32_ps(msum)));
-}
-/* sum + t_0 + ... + t_(R-1), in that order */
-static inline float qgemv_k_add_lanes(float sum, __m128 t, int R) {
-    float o[4];
-    _mm_storeu_ps(o, t);
-    for (int l = 0; l < R; l++) sum += o[l];
-    return sum;
-}
-
-/* q4_K and q5_K (HIGH_BIT: the 5th bit), 4 pairs: d_y d sum_s sc_s sum u p - d_y dmin sum_s m_s bsum32_s per lane */
-#define QGEMV_DEFINE_QUAD_K4(name, HIGH_BIT)                                               \
-    QGEMV_ALWAYS_INLINE __m128 qgemv_k_quad_##name(const block_##name *x, int64_t xs, const block_q8_K *y, \
-                                                   int64_t ys, const int R) {              \
-        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
-        const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
-        __m256i acc[4];                                                                    \
-        __m128i msum[4];                                                                   \
-        for (int l = 0; l < 4; l++) { acc[l] = _mm256_setzero_si256(); msum[l] = _mm_setzero_si128(); } \
-        for (int l = 0; l < R; l++) {                                                      \
-            const block_##name *xl = QGEMV_K_PAIR(block_##name, x, xs, l, R);              \
-            const block_q8_K *yl = QGEMV_K_PAIR(block_q8_K, y, ys, l, R);                  \
-            const __m128i sm = qgemv_k4_scales_mins(xl->scales);                           \
-            msum[l] = _mm_madd_epi16(_mm_shuffle_epi8(sm, mins_to_s16), qgemv_k_bsums32(yl)); \
-            const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
-            HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)xl->qh);)   \
-            for (int c = 0; c < 4; c++) {                                                  \
-                const int8_t *p = yl->qs + 64 * c;                                         \
-                const __m256i bits = _mm256_loadu_si256((const __m256i *)(xl->qs + 32 * c)); \
-                __m256i u0 = _mm256_and_si256(bits, low4);                                 \
-                __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
-                HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
-                         u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
-                acc[l] = _mm256_add_epi32(acc[l], qgemv_k_dot_scaled(u0, p, qgemv_k4_scale(sc, 2 * c))); \
-                acc[l] = _mm256_add_epi32(acc[l], qgemv_k_dot_scaled(u1, p + 32, qgemv_k4_scale(sc, 2 * c + 1))); \
-            }                                                                              \
-        }                                                                                  \
-        __m128 d, dmin;                                                                    \
-        qgemv_k_dm4(&x->d, &QGEMV_K_PAIR(block_##name, x, xs, 1, R)->d, &QGEMV_K_PAIR(block_##name, x, xs, 2, R)->d, \
-                    &QGEMV_K_PAIR(block_##name, x, xs, 3, R)->d, &d, &dmin);               \
-        return qgemv_k_block_dot4(qgemv_k_dy4(y, ys, R), d, dmin, qgemv_k_hsum4_i32x8(acc[0], acc[1], acc[2], acc[3]), \
-                                  qgemv_k_hsum4_i32x4(msum[0], msum[1], msum[2], msum[3])); \
-    }
-#define QGEMV_K_NO_HIGH_BIT(...)
-#define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
-QGEMV_DEFINE_QUAD_K4(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_QUAD_K4(q5_K, QGEMV_K_HIGH_BIT)
-
-/* vec_dot: 4 blocks of the row per pass, then the last 1-3; the lanes summed in block order */
-#define QGEMV_DEFINE_VEC_DOT_K_QUADS(name)                                                 \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_K *y = (const block_q8_K *)a;                                       \
-        const int64_t nb = n / QK_K;                                                       \
-        float sum = 0.0f;                                                                  \
-        int64_t ib = 0;                                                                    \
-        const int64_t xs = sizeof(block_##name), ys = sizeof(block_q8_K);                  \
-        for (; ib + 4 <= nb; ib += 4) {                                                    \
-            QGEMV_PREFETCH_STREAM(x + ib, 4 * sizeof(x[0]));                               \
-            sum = qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 4), 4); \
-        }                                                                                  \
-        switch (nb - ib) {                                                                 \
-        case 1: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 1), 1); \
-        case 2: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 2), 2); \
-        case 3: return qgemv_k_add_lanes(sum, qgemv_k_quad_##name(x + ib, xs, y + ib, ys, 3), 3); \
-        default: return sum;                                                               \
-        }                                                                                  \
-    }
 /* q2_K in 8 lanes (see the portable vec_dot_q2_K_q8_K): per super-block, the scale bytes are
  * broadcast to both 128-bit lanes and each 32 values' pair of scales is one shuffle that also
  * zero-extends them to s16; d_y d and d_y dmin come from one f16x2 conversion */
@@ -528,21 +449,31 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     _mm256_storeu_ps(lanes, acc);
     return qgemv_k_hsum_lanes(lanes);
 }
-QGEMV_DEFINE_VEC_DOT_K_QUADS(q4_K)
-QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
- * 4 columns; every column's arithmetic is vec_dot's, so the results are vec_dot's bits. */
+ * 4 columns, each column in its own lanes; vec_dot is the one-column case, so a batch gives
+ * vec_dot's bits. */
+/* q5_K's 5th bit, or nothing for q4_K */
+#define QGEMV_K_NO_HIGH_BIT(...)
+#define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
 #define QGEMV_DEFINE_TILE_K4_AVX2(name, HIGH_BIT)                                          \
     QGEMV_ALWAYS_INLINE void tile_k4_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
         const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
         const block_q8_K *y[4];                                                            \
-        float sum[4];                                                                      \
-        for (int j = 0; j < CB; j++) { y[j] = (const block_q8_K *)(a + j * act_stride); sum[j] = 0.0f; } \
+        __m256 acc[4];                                                                     \
+        __m128 accm[4];                                                                    \
+        for (int j = 0; j < CB; j++) {                                                     \
+            y[j] = (const block_q8_K *)(a + j * act_stride);                               \
+            acc[j] = _mm256_setzero_ps();                                                  \
+            accm[j] = _mm_setzero_ps();                                                    \
+        }                                                                                  \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));                                   \
+            /* (d, dmin): adjacent f16 fields */                                           \
+            const __m128 dx = _mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&x[ib].d))); \
             const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
             const __m128i mins16 = _mm_shuffle_epi8(sm, mins_to_s16);                      \
             const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
@@ -562,18 +493,25 @@ QGEMV_DEFINE_VEC_DOT_K_QUADS(q5_K)
                     sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u1, p + 32, s1)); \
                 }                                                                          \
             }                                                                              \
-            const float d = qgemv_k_half(x[ib].d), dmin = qgemv_k_half(x[ib].dmin);        \
-            for (int j = 0; j < CB; j++) {                                                 \
+            for (int j = 0; j < CB; j++) {   /* (d_y d, d_y dmin) */                       \
+                const __m128 dm = _mm_mul_ps(dx, _mm_set1_ps(y[j][ib].d));                 \
                 const __m128i msum4 = _mm_madd_epi16(mins16, qgemv_k_bsums32(&y[j][ib]));  \
-                const __m256i s8 = _mm256_add_epi32(sum0[j], sum1[j]);                     \
-                const __m128i isum4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1)); \
-                const __m128i r2 = _mm_add_epi32(_mm_unpacklo_epi64(isum4, msum4), _mm_unpackhi_epi64(isum4, msum4)); \
-                const __m128i r1 = _mm_add_epi32(r2, _mm_shuffle_epi32(r2, _MM_SHUFFLE(2, 3, 0, 1))); \
-                const int32_t isum = _mm_cvtsi128_si32(r1), msum = _mm_extract_epi32(r1, 2); \
-                sum[j] += qgemv_k_block_dot(y[j][ib].d, d, dmin, isum, msum, 1);           \
+                acc[j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0[j], sum1[j])), acc[j]); \
+                accm[j] = _mm_fnmadd_ps(_mm_shuffle_ps(dm, dm, 0x55), _mm_cvtepi32_ps(msum4), accm[j]); \
             }                                                                              \
         }                                                                                  \
-        for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
+        for (int j = 0; j < CB; j++) {                                                     \
+            float lanes[8], mlanes[4];                                                     \
+            _mm256_storeu_ps(lanes, acc[j]);                                               \
+            _mm_storeu_ps(mlanes, accm[j]);                                                \
+            out[j] = qgemv_k_hsum_lanes(lanes) + qgemv_k_hsum_lanes4(mlanes);              \
+        }                                                                                  \
+    }                                                                                      \
+    /* vec_dot: the tile's one-column case (vec_dot_q4_K_q8_K's lanes, portable version above) */ \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        float o;                                                                           \
+        tile_k4_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);    \
+        return o;                                                                          \
     }                                                                                      \
     QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_k4_##name, QK_K)
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
