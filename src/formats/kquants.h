@@ -21,13 +21,12 @@
  *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
  *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
  *    levels <= 63, |p| <= 127.
- * 3. Every ISA gives the same bits.  q3_K and q6_K reduce each super-block's integer sums
- *    exactly and turn them into float by the one qgemv_k_block_dot every ISA shares.  q2_K,
- *    q4_K and q5_K, whose integer work per super-block is small enough that a horizontal
- *    reduction per super-block cost them 15-25% (and their lead over ggml), keep the AVX2
- *    madd lanes instead (lane k: values 4k..4k+3 of every 32) and fold each super-block into
- *    float lanes with one fma per lane, as ggml does; the portable loops compute the same
- *    integer lanes with fmaf and add the lanes in qgemv_hsum_f32x8's order.
+ * 3. Products keep the AVX2 madd lanes (lane k: values 4k..4k+3 of every 32; q4_K and q5_K
+ *    add 4 lanes of minimums) and fold each super-block into float lanes with one fma per
+ *    lane, as ggml does; a horizontal reduction per super-block, exact but 15-25% slower,
+ *    left q2_K and q4_K behind ggml.  The portable loops compute the same integer lanes and
+ *    use fmaf, and the lanes are added in qgemv_hsum_f32x8's order: every ISA and every batch
+ *    size gives the same bits.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -142,13 +141,6 @@ static inline void unpack_q6_K_ref(const block_q6_K *b, int8_t q[QK_K]) {
 
 /* ---------------------------------------------------------------- the portable loops, once */
 
-/* one super-block's share of the dot product from its exact integer sums: the only float
- * arithmetic of the products, shared by every ISA so that they all give the same bits */
-static inline float qgemv_k_block_dot(float dy, float d, float dmin, int32_t isum, int32_t msum, int has_min) {
-    const float dall = dy * d;
-    return has_min ? dall * (float)isum - dy * dmin * (float)msum : dall * (float)isum;
-}
-
 /* x = dl q - ml with dl = d sc_s, ml = dmin m_s: ggml's roundings, in its order */
 #define QGEMV_DEFINE_DEQUANT_ROW_K(name, sub, has_min)                                     \
     static void dequant_row_##name(const void *restrict src, float *restrict dst, int64_t n) { \
@@ -170,29 +162,6 @@ static inline float qgemv_k_block_dot(float dy, float d, float dmin, int32_t isu
                     for (int j = 0; j < (sub); j++) y[j] = dl * (float)qs[j];              \
             }                                                                              \
         }                                                                                  \
-    }
-
-/* sum_b d_y (d sum_s sc_s sum_j q_j p_j - dmin sum_s m_s bsum_s): integer sums per block */
-#define QGEMV_DEFINE_VEC_DOT_K_REF(name, sub, has_min)                                     \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_K *y = (const block_q8_K *)a;                                       \
-        float sum = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            int8_t q[QK_K];                                                                \
-            int16_t sc[16], mn[16];                                                        \
-            unpack_##name##_ref(&x[ib], q);                                                \
-            scales_##name(&x[ib], sc, mn);                                                 \
-            int32_t isum = 0, msum = 0;                                                    \
-            for (int s = 0; s < QK_K / (sub); s++) {                                       \
-                int32_t dot = 0;                                                           \
-                for (int j = 0; j < (sub); j++) dot += q[(sub) * s + j] * y[ib].qs[(sub) * s + j]; \
-                isum += sc[s] * dot;                                                       \
-                for (int k = 0; k < (sub) / 16; k++) msum += mn[s] * y[ib].bsums[(sub) / 16 * s + k]; \
-            }                                                                              \
-            sum += qgemv_k_block_dot(y[ib].d, scale_##name(&x[ib]), min_##name(&x[ib]), isum, msum, has_min); \
-        }                                                                                  \
-        return sum;                                                                        \
     }
 
 QGEMV_DEFINE_DEQUANT_ROW_K(q2_K, 16, 1)
@@ -229,7 +198,6 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
     return qgemv_k_hsum_lanes(acc);
 }
-QGEMV_DEFINE_VEC_DOT_K_REF(q3_K, 16, 0)
 /* q4_K and q5_K in lanes: 8 int32 lanes of sum sc q p as q2_K's (lane k: values 4k..4k+3 of
  * every 32), 4 of the minimums' sum (lane j: sub-blocks 2j and 2j+1, against the 32-value
  * bsums), each folded per super-block by one fma into float lanes; their sums are added last,
@@ -258,7 +226,30 @@ QGEMV_DEFINE_VEC_DOT_K_REF(q3_K, 16, 0)
     }
 QGEMV_DEFINE_VEC_DOT_K4_LANES(q4_K)
 QGEMV_DEFINE_VEC_DOT_K4_LANES(q5_K)
-QGEMV_DEFINE_VEC_DOT_K_REF(q6_K, 16, 0)
+/* q3_K and q6_K in lanes, as the AVX2 loops hold them: levels u = q + OFF (unsigned for
+ * maddubs), lane k = sum of sc u p over values 4k..4k+3 of every 32, minus OFF (sc_2k bsum_2k +
+ * sc_2k+1 bsum_2k+1); each lane then takes one fma per super-block. */
+#define QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(name, OFF)                                     \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        float acc[8] = {0};                                                                \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int8_t q[QK_K];                                                                \
+            int16_t sc[16], mn[16];                                                        \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            scales_##name(&x[ib], sc, mn);                                                 \
+            int32_t lane[8];                                                               \
+            for (int k = 0; k < 8; k++)                                                    \
+                lane[k] = -(OFF) * (sc[2 * k] * y[ib].bsums[2 * k] + sc[2 * k + 1] * y[ib].bsums[2 * k + 1]); \
+            for (int i = 0; i < QK_K; i++) lane[(i % 32) / 4] += sc[i / 16] * (q[i] + (OFF)) * y[ib].qs[i]; \
+            const float dall = y[ib].d * scale_##name(&x[ib]);                             \
+            for (int k = 0; k < 8; k++) acc[k] = fmaf(dall, (float)lane[k], acc[k]);       \
+        }                                                                                  \
+        return qgemv_k_hsum_lanes(acc);                                                    \
+    }
+QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(q3_K, 4)
+QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(q6_K, 32)
 #define QGEMV_TILES_KQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #else
 
@@ -325,7 +316,7 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
     const block_q3_K *x = (const block_q3_K *)w;
     const block_q8_K *y = (const block_q8_K *)a;
     const __m256i three = _mm256_set1_epi8(3);
-    float sum = 0.0f;
+    __m256 acc = _mm256_setzero_ps();
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
@@ -350,10 +341,12 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
             sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
             sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
         }
-        const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1));
-        sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), 0.0f, isum, 0, 0);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[ib].d * qgemv_k_half(x[ib].d)),
+                              _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
     }
-    return sum;
+    float lanes[8];
+    _mm256_storeu_ps(lanes, acc);
+    return qgemv_k_hsum_lanes(lanes);
 }
 
 /* scale_min_k4 in SIMD: the 8 scales and 8 mins of q4_K / q5_K as the bytes
@@ -373,40 +366,7 @@ static inline __m256i qgemv_k4_scale(__m256i scales_mins, int s) {
     return _mm256_shuffle_epi8(scales_mins, _mm256_set1_epi16((short)(byte | 0x8000)));
 }
 
-/* q6_K: levels stored as u = q + 32 in [0, 63]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 32 bsum_s) */
-static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_q6_K *x = (const block_q6_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
-    float sum = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
-        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
-        /* start from minus the offset, 32 sum_s sc_s bsum_s */
-        __m256i sum0 = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                        _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[ib])), 5));
-        __m256i sum1 = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h));
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h + 32));
-            const __m256i hb = _mm256_loadu_si256((const __m256i *)(x[ib].qh + 32 * h));
-            const int8_t *p = y[ib].qs + 128 * h;
-            const __m256i u0 = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45));
-            const __m256i u1 = _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45));
-            const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hb, bits45));
-            const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                               _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
-            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
-            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
-            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
-            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
-        }
-        const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1));
-        sum += qgemv_k_block_dot(y[ib].d, qgemv_k_half(x[ib].d), 0.0f, isum, 0, 0);
-    }
-    return sum;
-}
+
 /* q2_K in 8 lanes (see the portable vec_dot_q2_K_q8_K): per super-block, the scale bytes are
  * broadcast to both 128-bit lanes and each 32 values' pair of scales is one shuffle that also
  * zero-extends them to s16; d_y d and d_y dmin come from one f16x2 conversion */
@@ -517,15 +477,16 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
 
-/* q6_K against a batch: as q4_K above (levels and scale vectors decoded once for up to 4
- * columns, each column's arithmetic vec_dot_q6_K_q8_K's) */
+/* q6_K (levels stored as u = q + 32 in [0, 63], the offset taken out through the bsums) against
+ * up to 4 columns: levels and scale vectors decoded once, each column in its own lanes */
 QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     const block_q8_K *y[4];
-    float sum[4];
-    for (int j = 0; j < CB; j++) { y[j] = (const block_q8_K *)(a + j * act_stride); sum[j] = 0.0f; }
+    __m256 acc[4];
+    for (int j = 0; j < CB; j++) { y[j] = (const block_q8_K *)(a + j * act_stride); acc[j] = _mm256_setzero_ps(); }
     for (int64_t ib = 0; ib < nb; ib++) {
+        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
         const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
         __m256i sum0[4], sum1[4];
@@ -554,12 +515,20 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
             }
         }
         const float d = qgemv_k_half(x[ib].d);
-        for (int j = 0; j < CB; j++) {
-            const int32_t isum = qgemv_hsum_i32x8(_mm256_add_epi32(sum0[j], sum1[j]));
-            sum[j] += qgemv_k_block_dot(y[j][ib].d, d, 0.0f, isum, 0, 0);
-        }
+        for (int j = 0; j < CB; j++)
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][ib].d * d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0[j], sum1[j])), acc[j]);
     }
-    for (int j = 0; j < CB; j++) out[j] = sum[j];
+    for (int j = 0; j < CB; j++) {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, acc[j]);
+        out[j] = qgemv_k_hsum_lanes(lanes);
+    }
+}
+/* vec_dot: the tile's one-column case (the portable vec_dot_q6_K_q8_K's lanes) */
+static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    float o;
+    tile_k6(n / QK_K, (const block_q6_K *)w, (const uint8_t *)a, 0, 1, &o);
+    return o;
 }
 QGEMV_DEFINE_TILE_BY_COLS4(q6_K, q8_K, tile_k6, QK_K)
 
