@@ -126,8 +126,9 @@ def test_matmul_quantizer_blocks(fmt, act, isa):
 
 @pytest.mark.parametrize("fmt", KQUANTS, ids=ids)
 def test_matmul_variants_bit_identical(fmt):
-    """Every variant sums each super-block exactly in integers and rounds the same float
-    expression (kquants.h, Design 3), so m @ x is the same bits in all of them."""
+    """Every variant forms the same integer lanes per super-block and folds them into float
+    lanes with the same fmas, added in one order (kquants.h, Design 3), so m @ x is the same
+    bits in all of them."""
     rows, cols = 37, 5 * 256
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=fmt.id + 60, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(4).standard_normal((cols, 2)).astype(np.float32)
