@@ -112,10 +112,6 @@ static inline void trits_tq2_0(const block_tq2_0 *b, __m256i t[8]) {
 #endif
 
 #if defined(QGEMV_AVX2)
-/* whether vec_dot decodes four blocks before their dots (see QGEMV_DEFINE_VEC_DOT_TQ_Q8_K) */
-#define TQ_DECODE_AHEAD_tq1_0 1
-#define TQ_DECODE_AHEAD_tq2_0 0
-
 /* four vectors of int32 lanes -> the four exact totals */
 static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
     const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p0, p1), _mm256_unpackhi_epi32(p0, p1));
@@ -180,9 +176,8 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
     }                                                                                      \
-    /* vec_dot: the same arithmetic, four blocks per step; tq1_0 decodes the four blocks' trits \
-     * first (its chains of multiplications by 3 overlap), tq2_0 block by block (32 vectors of \
-     * decoded trits at once would spill): TQ_DECODE_AHEAD_<name> */                       \
+    /* vec_dot: the same arithmetic, four blocks per step, each decoded just before its dot \
+     * (decoding all four first keeps 32 vectors live, which spill) */                     \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
@@ -192,22 +187,10 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         for (; ib + 4 <= nb; ib += 4) {                                                    \
             QGEMV_PREFETCH_STREAM(&x[ib], 4 * sizeof(x[0]));                               \
             __m256i p[4];                                                                  \
-            if (TQ_DECODE_AHEAD_##name) {                                                  \
-                __m256i t0[8], t1[8], t2[8], t3[8];                                        \
-                trits_##name(&x[ib], t0);                                                  \
-                trits_##name(&x[ib + 1], t1);                                              \
-                trits_##name(&x[ib + 2], t2);                                              \
-                trits_##name(&x[ib + 3], t3);                                              \
-                p[0] = tq_block_dot_q8_K(t0, &y[ib]);                                      \
-                p[1] = tq_block_dot_q8_K(t1, &y[ib + 1]);                                  \
-                p[2] = tq_block_dot_q8_K(t2, &y[ib + 2]);                                  \
-                p[3] = tq_block_dot_q8_K(t3, &y[ib + 3]);                                  \
-            } else {                                                                       \
-                for (int q = 0; q < 4; q++) {                                              \
-                    __m256i t[8];                                                          \
-                    trits_##name(&x[ib + q], t);                                           \
-                    p[q] = tq_block_dot_q8_K(t, &y[ib + q]);                               \
-                }                                                                          \
+            for (int q = 0; q < 4; q++) {                                                  \
+                __m256i t[8];                                                              \
+                trits_##name(&x[ib + q], t);                                               \
+                p[q] = tq_block_dot_q8_K(t, &y[ib + q]);                                   \
             }                                                                              \
             const __m128i isum = qgemv_totals4_i32(p[0], p[1], p[2], p[3]);                \
             const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
