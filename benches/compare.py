@@ -139,6 +139,14 @@ def calls_for(per_call: float, reps: int) -> int:
     return max(3, min(max(reps, min(400, int(0.5 / per_call))), int(5.0 / per_call)))
 
 
+def interleaved_by_time(runners: dict, reps: int) -> dict:
+    """harness.interleaved with calls_for's count, from one untimed call of each runner."""
+    t0 = time.perf_counter()
+    for run in runners.values():               # the slowest quantizer searches take ~0.3 s a call
+        run()
+    return harness.interleaved(runners, calls_for((time.perf_counter() - t0) / len(runners), reps))
+
+
 def run_dequant(fmt, reps, g, with_numpy):
     rows, cols = 4096, 4096
     w = harness.weights(fmt, rows, cols)
@@ -148,10 +156,7 @@ def run_dequant(fmt, reps, g, with_numpy):
     if g is not None:
         out_g = np.empty((rows, cols), np.float32)   # both sides write into a buffer made once
         runners["ggml"] = lambda: g.to_float(fmt.id, w, rows * cols, out=out_g)
-    t0 = time.perf_counter()
-    for run in runners.values():
-        run()
-    times = harness.interleaved(runners, calls_for((time.perf_counter() - t0) / len(runners), reps))
+    times = interleaved_by_time(runners, reps)
     row = {"op": "dequant", "format": fmt.name, "shape": (rows, cols), "batch": None, "threads": 1,
            "cache": "in", "nbytes": w.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
     add_min_ratio(row, times)
@@ -178,11 +183,7 @@ def run_quantize(fmt, weighted, reps, g):
     runners = {"qgemv": lambda: QMatrix.quantize(x, fmt.id, imatrix=im, n_threads=1)}
     if g is not None:
         runners["ggml"] = lambda: g.quantize(fmt.id, x, im)
-    t0 = time.perf_counter()
-    for run in runners.values():               # the slowest searches take ~0.3 s a call
-        run()
-    per_call = (time.perf_counter() - t0) / len(runners)
-    times = harness.interleaved(runners, calls_for(per_call, reps))
+    times = interleaved_by_time(runners, reps)
     row = {"op": "quantize" + (" (imatrix)" if weighted else ""), "format": fmt.name, "shape": x.shape,
            "batch": None, "threads": 1, "cache": "in", "nbytes": x.nbytes, "qgemv_ms": 1e3 * STAT(times["qgemv"])}
     add_min_ratio(row, times)
