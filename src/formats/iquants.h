@@ -326,12 +326,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = (factor) * qgemv_hsum_f32x8(acc[j]);         \
     }                                                                                      \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        float out;                                                                         \
-        tile_iq_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &out); \
-        return out;                                                                        \
-    }                                                                                      \
-    QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_iq_##name, QK_K)
+    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_iq_##name, QK_K)
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \

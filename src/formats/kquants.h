@@ -467,13 +467,8 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
             out[j] = qgemv_k_hsum_lanes(lanes) + qgemv_k_hsum_lanes4(mlanes);              \
         }                                                                                  \
     }                                                                                      \
-    /* vec_dot: the tile's one-column case (vec_dot_q4_K_q8_K's lanes, portable version above) */ \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        float o;                                                                           \
-        tile_k4_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);    \
-        return o;                                                                          \
-    }                                                                                      \
-    QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_k4_##name, QK_K)
+    /* vec_dot is the one-column case (the lanes of the portable vec_dot above) */         \
+    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_k4_##name, QK_K)
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
 
@@ -524,13 +519,8 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
         out[j] = qgemv_k_hsum_lanes(lanes);
     }
 }
-/* vec_dot: the tile's one-column case (the portable vec_dot_q6_K_q8_K's lanes) */
-static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    float o;
-    tile_k6(n / QK_K, (const block_q6_K *)w, (const uint8_t *)a, 0, 1, &o);
-    return o;
-}
-QGEMV_DEFINE_TILE_BY_COLS4(q6_K, q8_K, tile_k6, QK_K)
+/* vec_dot is the one-column case (the lanes of the portable vec_dot above) */
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q6_K, q8_K, tile_k6, QK_K)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_KQUANTS(X) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
