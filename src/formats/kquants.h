@@ -178,6 +178,12 @@ static inline float qgemv_k_hsum_lanes(const float acc[8]) {
     return (s0 + s2) + (s1 + s3);
 }
 static inline float qgemv_k_hsum_lanes4(const float acc[4]) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
+/* lane[k] += sum of sc_s (q + off) p over values 4k..4k+3 of every 32 (s = value / sub): the
+ * integer lanes the AVX2 maddubs + madd leave, levels held as q + off */
+static inline void qgemv_k_add_lanes(int32_t lane[8], const int8_t q[QK_K], const int16_t sc[16], int sub, int off,
+                                     const int8_t *p) {
+    for (int i = 0; i < QK_K; i++) lane[(i % 32) / 4] += sc[i / sub] * (q[i] + off) * p[i];
+}
 #if !defined(QGEMV_AVX2)
 static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q2_K *x = (const block_q2_K *)w;
@@ -189,7 +195,7 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
         unpack_q2_K_ref(&x[ib], q);
         scales_q2_K(&x[ib], sc, mn);
         int32_t isum[8] = {0};
-        for (int i = 0; i < QK_K; i++) isum[(i % 32) / 4] += sc[i / 16] * q[i] * y[ib].qs[i];
+        qgemv_k_add_lanes(isum, q, sc, 16, 0, y[ib].qs);
         const float dall = y[ib].d * scale_q2_K(&x[ib]), dmin = y[ib].d * min_q2_K(&x[ib]);
         for (int k = 0; k < 8; k++) {
             const int32_t msum = mn[2 * k] * y[ib].bsums[2 * k] + mn[2 * k + 1] * y[ib].bsums[2 * k + 1];
@@ -213,7 +219,7 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
             unpack_##name##_ref(&x[ib], q);                                                \
             scales_##name(&x[ib], sc, mn);                                                 \
             int32_t isum[8] = {0};                                                         \
-            for (int i = 0; i < QK_K; i++) isum[(i % 32) / 4] += sc[i / 32] * q[i] * y[ib].qs[i]; \
+            qgemv_k_add_lanes(isum, q, sc, 32, 0, y[ib].qs);                               \
             const float dall = y[ib].d * scale_##name(&x[ib]), dmin = y[ib].d * min_##name(&x[ib]); \
             for (int k = 0; k < 8; k++) acc[k] = fmaf(dall, (float)isum[k], acc[k]);       \
             for (int j = 0; j < 4; j++) {                                                  \
@@ -242,7 +248,7 @@ QGEMV_DEFINE_VEC_DOT_K4_LANES(q5_K)
             int32_t lane[8];                                                               \
             for (int k = 0; k < 8; k++)                                                    \
                 lane[k] = -(OFF) * (sc[2 * k] * y[ib].bsums[2 * k] + sc[2 * k + 1] * y[ib].bsums[2 * k + 1]); \
-            for (int i = 0; i < QK_K; i++) lane[(i % 32) / 4] += sc[i / 16] * (q[i] + (OFF)) * y[ib].qs[i]; \
+            qgemv_k_add_lanes(lane, q, sc, 16, OFF, y[ib].qs);                             \
             const float dall = y[ib].d * scale_##name(&x[ib]);                             \
             for (int k = 0; k < 8; k++) acc[k] = fmaf(dall, (float)lane[k], acc[k]);       \
         }                                                                                  \
@@ -282,11 +288,6 @@ static inline __m256i qgemv_k_scale_pair(qgemv_k_scales16 s, int k) {
         2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3,
         2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3, 2 * e + 2, 2 * e + 3);
     return _mm256_shuffle_epi8(k < 4 ? s.lo : s.hi, mask);
-}
-/* Scale vector for 32-value sub-blocks: s16 element s of sc8x2 (8 scales in both lanes) everywhere */
-static inline __m256i qgemv_k_scale_one(__m256i sc8x2, int s) {
-    const __m256i mask = _mm256_set1_epi16((short)(2 * s | (2 * s + 1) << 8));
-    return _mm256_shuffle_epi8(sc8x2, mask);
 }
 static inline __m256i qgemv_k_bsums(const block_q8_K *y) {
     return _mm256_loadu_si256((const __m256i *)y->bsums);
