@@ -5,7 +5,7 @@
  * vec_dot_<name>_<name>: the float formats multiply against activations of their own type,
  * accumulating in float32 (ggml_vec_dot_f16 / _bf16 / _f32).
  * vec_dot_tile_<name>_<name> (AVX2): a batch of columns against a slab of rows with each
- * (row, column) keeping vec_dot's four accumulators, so the tile gives vec_dot's bits.
+ * (row, column) keeping vec_dot's two accumulators, so the tile gives vec_dot's bits.
  */
 
 /* ---------------------------------------------------------------- dequantize */
@@ -80,7 +80,7 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
     sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
 #endif
 
-/* sum a[i] b[i], float32, four independent accumulators */
+/* sum a[i] b[i], float32: independent accumulators (AVX2: vec_dot's two, QGEMV_DOT_FLOAT_2ACC) */
 static float dot_f32(int64_t n, const float *restrict a, const float *restrict b) {
     int64_t i = 0;
     float sum = 0.0f;
@@ -148,6 +148,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
 #if defined(QGEMV_AVX2)
 #define QGEMV_FLOAT_TILE_K 512      /* values per pass: 8 columns x 2 KiB of widened floats */
 #define QGEMV_FLOAT_TILE_COLS 8
+#define QGEMV_FLOAT_TILE_ROWS 16    /* rows sharing a pass's widened activations */
 
 #define QGEMV_DEFINE_FLOAT_TILE(name, T, load8, to_f32)                                     \
     QGEMV_ALWAYS_INLINE void float_block_##name(const T *const x[3], const float *af, int64_t kk, \
@@ -180,9 +181,9 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
         const int64_t nv = n / 16 * 16;                                                    \
         __m256 af_[QGEMV_FLOAT_TILE_COLS * QGEMV_FLOAT_TILE_K / 8];   /* 32-byte aligned */ \
         float *af = (float *)af_;                                                          \
-        __m256 acc[16 / 3 + 1][QGEMV_FLOAT_TILE_COLS / 2][3][2][2];                        \
-        for (int64_t r0 = 0; r0 < nrows; r0 += 16) {                                       \
-            const int64_t nr = nrows - r0 < 16 ? nrows - r0 : 16;                          \
+        __m256 acc[(QGEMV_FLOAT_TILE_ROWS + 2) / 3][QGEMV_FLOAT_TILE_COLS / 2][3][2][2];   \
+        for (int64_t r0 = 0; r0 < nrows; r0 += QGEMV_FLOAT_TILE_ROWS) {                    \
+            const int64_t nr = nrows - r0 < QGEMV_FLOAT_TILE_ROWS ? nrows - r0 : QGEMV_FLOAT_TILE_ROWS; \
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_FLOAT_TILE_COLS) {                \
                 const int64_t nc = ncols - c0 < QGEMV_FLOAT_TILE_COLS ? ncols - c0 : QGEMV_FLOAT_TILE_COLS; \
                 memset(acc, 0, sizeof(acc));                                               \
