@@ -8,10 +8,11 @@ from . import _dispatch, _formats, _kernels
 from ._formats import Format
 from ._threads import get_num_threads, set_num_threads
 from .gguf import GGUFError, GGUFFile, GGUFWriter, TensorInfo, load_gguf
-from .qmatrix import QMatrix
+from .qmatrix import QMatrix, get_repack, set_repack
 
 __version__ = "0.1.0"
 __all__ = ["QMatrix", "Format", "formats", "get_num_threads", "set_num_threads", "show_config",
+           "set_repack", "get_repack",
            "load_gguf", "GGUFFile", "GGUFWriter", "GGUFError", "TensorInfo"]
 
 

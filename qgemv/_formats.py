@@ -17,6 +17,9 @@ ops           what qgemv implements for it today: "dequantize", "matmul" (``m @ 
               (``QMatrix.quantize``: ggml's own quantizer, byte for byte).
 needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
+interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
+              4-bit 32-value formats, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
+              repacked layout in spirit); products then follow ggml's repacked arithmetic.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ class Format(NamedTuple):
     ops: frozenset
     needs_imatrix: bool = False
     gguf_py: bool = True
+    interleave: int = 0
 
     @property
     def bits_per_weight(self) -> float:
@@ -82,7 +86,7 @@ QK_K = 256
 FORMATS: tuple[Format, ...] = (
     _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}),
     _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}),
-    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}),
+    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
     _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}),
     _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}),
     _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD | {_Q}),
@@ -98,7 +102,7 @@ FORMATS: tuple[Format, ...] = (
     _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
     _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD | {_Q}),
     _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
-    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}),
+    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q}),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}),
     _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
@@ -111,7 +115,7 @@ FORMATS: tuple[Format, ...] = (
     _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}),
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q}),
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}),
-    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}),
+    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
     _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}),
     _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
     _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),

@@ -11,6 +11,10 @@ cdef extern from "qgemv/kernels.h" nogil:
     ctypedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
                                            const void *a, int64_t act_stride, int64_t ncols,
                                            float *out, int64_t out_stride) noexcept nogil
+    ctypedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n, void *panel) noexcept nogil
+    ctypedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
+                                         const void *a, int64_t act_stride, int64_t ncols,
+                                         float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
     ctypedef int (*qgemv_all_finite_fn)(const float *x, int64_t n) noexcept nogil
     enum: QGEMV_GRID8_COUNT
@@ -30,6 +34,8 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]
         size_t block_nbytes[QGEMV_N_TYPES]
         size_t block_align[QGEMV_N_TYPES]
+        qgemv_interleave_fn interleave[QGEMV_N_TYPES]
+        qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
         void (*copy_stream_f32)(const float *src, float *dst, int64_t n) noexcept nogil

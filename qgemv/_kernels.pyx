@@ -119,31 +119,79 @@ cdef enum: _TILE_ROWS = 16
 TILE_ROWS = _TILE_ROWS
 
 
-cdef inline Py_ssize_t _tile_rows(Py_ssize_t rows, int n_threads) noexcept nogil:
-    """Rows per tile: at most TILE_ROWS, even (the pair kernels), and such that the tiles split
-    evenly over the threads (a static schedule gives each thread the same number of tiles)."""
-    cdef Py_ssize_t per_thread = (rows + n_threads - 1) // n_threads
-    cdef Py_ssize_t tiles = (per_thread + _TILE_ROWS - 1) // _TILE_ROWS
+cdef inline Py_ssize_t _per_tile(Py_ssize_t n, int n_threads, Py_ssize_t most, Py_ssize_t multiple) noexcept nogil:
+    """Items (rows, panels) per tile: at most `most`, a multiple of `multiple` when less (the
+    pair kernels take rows in twos, the interleaved formats' tiles in eights), and such that
+    the tiles split evenly over the threads (a static schedule gives each the same number)."""
+    cdef Py_ssize_t per_thread = (n + n_threads - 1) // n_threads
+    cdef Py_ssize_t tiles = (per_thread + most - 1) // most
     cdef Py_ssize_t t = (per_thread + tiles - 1) // tiles
-    return t + (t & 1) if t < _TILE_ROWS else t
+    return min(most, (t + multiple - 1) // multiple * multiple)
 
 
 def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
-               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
+               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads, Py_ssize_t row_multiple=2):
     """out[r, j] = row r . xq[j]: weights times activations already in the act format, by tiles of
-    rows x every column (src/tiles.h), each thread a contiguous slab of tiles."""  # IN data, xq; OUT out
+    rows x every column (src/tiles.h), each thread a contiguous slab of tiles; a tile's rows are
+    a multiple of row_multiple unless it is the last."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0
     cdef Py_ssize_t tile_rows, n_tiles
     cdef const uint8_t *base = &data[0]
     if rows == 0 or batch == 0:
         return
-    tile_rows = _tile_rows(rows, n_threads)
+    tile_rows = _per_tile(rows, n_threads, _TILE_ROWS, row_multiple)
     n_tiles = (rows + tile_rows - 1) // tile_rows
     with nogil:
         for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
             r0 = tile * tile_rows
             t.vec_dot_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),
+                                  &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
+
+
+# panels (8 rows) per tile of matmul_panels, at most: a batch's tiles share each column's
+# per-block set-up (scale, offset sum) among this many panels (what the tile kernel keeps
+# accumulators for, X8_PANELS in src/formats/q32_x8.h); a single column reads one panel per
+# tile, one read stream per thread, which streams from memory faster (benches/RESULTS.md)
+cdef enum: _TILE_PANELS = 4
+
+
+def interleave(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
+               uint8_t[::1] panels, int n_threads):
+    """panels <- rows 0 .. 8 npanels - 1 of data in the format's interleaved layout (8 rows per
+    panel, include/qgemv/blocks.h), npanels = panels.size / (8 row_nbytes)."""  # IN data; OUT panels
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t panel_nbytes = 8 * row_nbytes, npanels, p
+    cdef const uint8_t *base = &data[0]
+    if row_nbytes == 0 or panels.shape[0] == 0:
+        return
+    npanels = panels.shape[0] // panel_nbytes
+    with nogil:
+        for p in prange(npanels, schedule="static", num_threads=n_threads):
+            t.interleave[qtype](base + p * panel_nbytes, row_nbytes, cols, &panels[p * panel_nbytes])
+
+
+def matmul_panels(str isa, int qtype, const uint8_t[::1] panels, const uint8_t[::1] data,
+                  Py_ssize_t row_nbytes, Py_ssize_t cols, const uint8_t[:, ::1] xq, float[:, ::1] out,
+                  int n_threads):
+    """As matmul_act (the same bits), the first 8 npanels rows read from their interleaved panels
+    (tiles of up to TILE_PANELS panels, split evenly over the threads), the last rows % 8 from
+    data."""  # IN panels, data, xq; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = 8 * row_nbytes
+    cdef Py_ssize_t npanels = rows // 8, per_tile, n_tiles, tile, p0, r0 = 8 * (rows // 8)
+    if rows == 0 or batch == 0:
+        return
+    with nogil:
+        if npanels:
+            per_tile = _per_tile(npanels, n_threads, _TILE_PANELS if batch > 1 else 1, 1)
+            n_tiles = (npanels + per_tile - 1) // per_tile
+            for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
+                p0 = tile * per_tile
+                t.panel_tile[qtype](cols, &panels[p0 * panel_nbytes], panel_nbytes, min(per_tile, npanels - p0),
+                                    &xq[0, 0], xq.shape[1], batch, &out[8 * p0, 0], batch)
+        if r0 < rows:
+            t.vec_dot_tile[qtype](cols, &data[r0 * row_nbytes], row_nbytes, rows - r0,
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import os
 
 import numpy as np
 
@@ -14,6 +15,27 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 # L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md).
 # A dequantized output larger than this is written with streaming stores.
 STREAMING_BYTES = 16 << 20
+
+# Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
+# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h).
+# The copy is as large as the matrix; QGEMV_REPACK=0 or set_repack(False) keeps to the GGUF bytes.
+_repack = os.environ.get("QGEMV_REPACK", "1") != "0"
+
+
+def set_repack(enabled: bool) -> None:
+    """Whether products prepare the interleaved layout of the formats that have one (q4_0,
+    iq4_nl, mxfp4): a copy of the weights as large as them, made once per matrix at its first
+    product, which multiplies faster (results are identical either way).  Default: on, unless
+    the environment sets ``QGEMV_REPACK=0``.  Matrices that already have the copy keep it."""
+    global _repack
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_repack takes a bool, not {type(enabled).__name__}")
+    _repack = enabled
+
+
+def get_repack() -> bool:
+    """Whether products prepare interleaved layouts (``set_repack``)."""
+    return _repack
 
 
 _COMPILED = _kernels.table_info("baseline")
@@ -54,7 +76,7 @@ class QMatrix:
     array([[4., 5., 6., 7.]], dtype=float32)
     """
 
-    __slots__ = ("_data", "_fmt", "_shape", "_row_nbytes", "__weakref__")
+    __slots__ = ("_data", "_fmt", "_shape", "_row_nbytes", "_panels", "__weakref__")
 
     def __init__(self, data, qtype, shape):
         fmt = _formats.lookup(qtype)
@@ -75,6 +97,7 @@ class QMatrix:
         self._fmt = fmt
         self._shape = (rows, cols)
         self._row_nbytes = row_nbytes
+        self._panels = None
 
     @classmethod
     def quantize(cls, a, qtype, imatrix=None, n_threads: int | None = None) -> QMatrix:
@@ -149,6 +172,7 @@ class QMatrix:
         self._fmt = fmt
         self._shape = (rows, cols)
         self._row_nbytes = blocks.shape[1]
+        self._panels = None
         return self
 
     # ------------------------------------------------------------------ properties
@@ -289,13 +313,31 @@ class QMatrix:
             if not _kernels.quantize_activations(isa, afmt.id, xt, xq):
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
-            # A single column streaming from memory reads fastest one row after another (one
-            # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
-            # per family, between that and several rows per pass (src/tiles.h).
-            streaming = batch == 1 and self.nbytes > STREAMING_BYTES
-            kernel = _kernels.matmul_act_vec_dot if streaming else _kernels.matmul_act
-            kernel(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
+            panels = self._interleaved(n)
+            if panels is not None:
+                _kernels.matmul_panels(isa, fmt.id, panels, self._data, self._row_nbytes, cols, xq, out2, n)
+            elif batch == 1 and self.nbytes > STREAMING_BYTES:
+                # A single column streaming from memory reads fastest one row after another (one
+                # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
+                # per family, between that and several rows per pass (src/tiles.h).
+                _kernels.matmul_act_vec_dot(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
+            else:
+                _kernels.matmul_act(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n,
+                                    fmt.interleave or 2)
         return out
+
+    def _interleaved(self, n_threads: int) -> np.ndarray | None:
+        """The first rows // 8 * 8 rows in the format's interleaved layout, made on first use; None
+        when the format has none, the matrix has fewer rows, or set_repack(False) was in force at
+        its first product."""
+        group = self._fmt.interleave
+        if self._panels is None and group and _repack and self._shape[0] >= group:
+            panels = np.empty(self._shape[0] // group * group * self._row_nbytes, dtype=np.uint8)
+            _kernels.interleave(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes,
+                                self._shape[1], panels, n_threads)
+            panels.flags.writeable = False
+            self._panels = panels
+        return self._panels
 
     def _require(self, op: str) -> None:
         if op not in self._fmt.ops or op not in _COMPILED_OPS[self._fmt.id]:

@@ -27,6 +27,7 @@
 #include "formats/elements.h"
 #include "formats/activations.h"
 #include "formats/q32.h"
+#include "formats/q32_x8.h"
 #include "formats/iquants.h"
 #include "formats/fp4_bits.h"
 #include "formats/ternary.h"
@@ -62,7 +63,7 @@ QGEMV_FOR_EACH_MATMUL(QGEMV_DEFINE_VEC_DOT_TILE_GENERIC)
     }
 QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_FOR_EACH_TILE_KERNEL(X) QGEMV_TILES_ELEMENTS(X) QGEMV_TILES_Q32(X) QGEMV_TILES_KQUANTS(X) QGEMV_TILES_IQUANTS(X) \
-    QGEMV_TILES_FP4_BITS(X) QGEMV_TILES_TERNARY(X)
+    QGEMV_TILES_FP4_BITS(X) QGEMV_TILES_TERNARY(X) QGEMV_TILES_X8(X)
 #define QGEMV_TILE_GENERIC_ENTRY(id, name, act, act_id) [id] = vec_dot_tile_generic_##name##_##act,
 #define QGEMV_TILE_ENTRY(name, act) [QGEMV_ID_##name] = vec_dot_tile_##name##_##act,
 #if defined(__clang__)
@@ -78,6 +79,8 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_QUANTIZE_FUSED_ENTRY(name) [QGEMV_ID_##name] = quantize_fused_##name,
 #define QGEMV_SIZE_ENTRY(id, name, block_size, type_size) [id] = sizeof(block_##name),
 #define QGEMV_ALIGN_ENTRY(id, name, block_size, type_size) [id] = _Alignof(block_##name),
+#define QGEMV_INTERLEAVE_ENTRY(id, name, rows) [id] = interleave_x##rows##_##name,
+#define QGEMV_PANEL_TILE_ENTRY(id, name, rows) [id] = panel_tile_##name,
 
 const qgemv_kernel_table QGEMV_TABLE = {
     .isa = QGEMV_ISA_NAME,
@@ -88,6 +91,8 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .quantize_row = {QGEMV_FOR_EACH_QUANTIZE(QGEMV_QUANTIZE_WEIGHTS_ENTRY) QGEMV_QUANTIZE_FUSED(QGEMV_QUANTIZE_FUSED_ENTRY)},
     .block_nbytes = {QGEMV_FOR_EACH_FORMAT(QGEMV_SIZE_ENTRY)},
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
+    .interleave = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_INTERLEAVE_ENTRY)},
+    .panel_tile = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_TILE_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
     .copy_stream_f32 = copy_stream_f32,

@@ -71,8 +71,9 @@ def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
 
 
 # the formats whose products are ggml's AVX2 arithmetic to the bit (src/formats/q32.h, iquants.h)
-GGML_ORDER = ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "iq2_xxs", "iq2_xs", "iq2_s",
-              "iq3_xxs", "iq3_s"]
+GGML_ORDER = ["q4_1", "q5_0", "q5_1", "q8_0", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"]
+# the formats with an interleaved layout: ggml's arithmetic on its repacked rows (src/formats/q32_x8.h)
+INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.interleave]
 
 
 @pytest.mark.parametrize("name", GGML_ORDER)
@@ -91,6 +92,36 @@ def test_ggml_order_formats_give_ggml_bits(name, nblocks, monkeypatch):
     got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
     want = QMatrix(blocks, fmt.id, (rows, cols)) @ x
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", INTERLEAVED)
+@pytest.mark.parametrize("nblocks", [1, 2, 3, 37, 128])
+@pytest.mark.parametrize("batch", [1, 3, 5])
+def test_interleaved_formats_give_ggml_repacked_bits(name, nblocks, batch, isa):
+    """q4_0, iq4_nl and mxfp4 give, on every ISA and either layout, the bits of ggml's
+    repacked-rows path (llama.cpp's default for them on x86: gemv, and gemm for batches)."""
+    if ggml.repack_buft is None:
+        pytest.skip("this ggml has no CPU_REPACK buffer type")
+    fmt = next(f for f in qgemv.formats() if f.name == name)
+    rows, cols = 24, nblocks * fmt.block_size
+    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
+    blocks = ggml.quantize(fmt.id, w)
+    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
+    mm = ggml_ref.MulMat(ggml, fmt.id, [blocks], rows, cols, batch, 1, repack=True)
+    try:
+        assert mm.repacked, f"ggml did not repack {name}"
+        mm.set_x(x)
+        mm.run()
+        got = mm.result().copy()
+    finally:
+        mm.close()
+    for repack in (True, False):
+        qgemv.set_repack(repack)
+        try:
+            want = QMatrix(blocks, fmt.id, (rows, cols)) @ x
+        finally:
+            qgemv.set_repack(True)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"repack={repack}")
 
 
 def test_mul_mat_vector_and_repacked_layout():

@@ -131,3 +131,86 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
     np.testing.assert_array_equal(got, _per_row(m, xq))
+
+
+# ---------------------------------------------------------------------- interleaved layouts
+INTERLEAVED = [f for f in MATMUL if f.interleave]
+
+
+def test_interleaved_formats_are_the_4bit_32_value_formats():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "iq4_nl", "mxfp4"]
+    assert all(f.interleave == 8 for f in INTERLEAVED)
+
+
+def _panels(m, n_threads=1):
+    rows, cols = m.shape
+    panels = np.empty(rows // 8 * 8 * m.row_nbytes, dtype=np.uint8)
+    _kernels.interleave(_dispatch.isa, m.format.id, m._data, m.row_nbytes, cols, panels, n_threads)
+    return panels
+
+
+@pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
+def test_interleaved_layout_is_the_documented_one(fmt, isa):
+    """include/qgemv/blocks.h: per panel block, the 8 rows' scales, then qs[32 g + 4 r + j] =
+    row r's qs[4 g + j]."""
+    rows, cols = 24, 5 * 32
+    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=5), fmt.name, (rows, cols))
+    scale = fmt.type_size - 16                                # 2 bytes (f16 d) or 1 (e8m0 e)
+    blocks = m.data.reshape(rows, cols // 32, fmt.type_size)
+    want = []
+    for p in range(rows // 8):
+        for b in range(cols // 32):
+            rows8 = blocks[8 * p:8 * p + 8, b]                 # (8, type_size)
+            qs = rows8[:, scale:].reshape(8, 4, 4).transpose(1, 0, 2).reshape(-1)
+            want.append(np.concatenate([rows8[:, :scale].reshape(-1), qs]))
+    np.testing.assert_array_equal(_panels(m, n_threads=2), np.concatenate(want))
+
+
+@pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
+@pytest.mark.parametrize("rows", [8, 13, 40, 77])
+@pytest.mark.parametrize("batch", [1, 2, 5, 33])
+def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
+    """matmul_panels (prepared panels, the last rows % 8 from the GGUF rows) and matmul_act
+    (panels made on the fly) give vec_dot's bits, on any thread count."""
+    m, x, xq = _setup(fmt, rows, batch, seed=rows * 31 + batch)
+    ref = _per_row(m, xq)
+    panels = _panels(m)
+    for n_threads in (1, 2):
+        out = np.full((rows, batch), np.nan, dtype=np.float32)
+        _kernels.matmul_panels(_dispatch.isa, fmt.id, panels, m._data, m.row_nbytes, m.shape[1], xq, out,
+                               n_threads)
+        np.testing.assert_array_equal(out, ref, err_msg=f"panels, {n_threads} threads")
+        np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=n_threads), ref,
+                                      err_msg=f"GGUF rows, {n_threads} threads")
+
+
+@pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
+def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
+    rows, cols = 29, 4 * 32
+    blocks = random_blocks(fmt.name, rows, cols, seed=9)
+    x = np.random.default_rng(9).standard_normal((cols, 3)).astype(np.float32)
+    m = QMatrix(blocks, fmt.name, (rows, cols))
+    assert m._panels is None                                   # nothing before the first product
+    m.dequantize()
+    assert m._panels is None
+    y = m @ x
+    panels = m._panels
+    assert panels is not None and panels.nbytes == 24 * m.row_nbytes and not panels.flags.writeable
+    np.testing.assert_array_equal(m @ x, y)
+    assert m._panels is panels                                 # made once
+    np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes
+    assert QMatrix(blocks[:7], fmt.name, (7, cols)).matmul(x[:, 0]).shape == (7,)   # no panel: plain rows
+    assert qgemv.get_repack() is True
+    qgemv.set_repack(False)
+    try:
+        plain = QMatrix(blocks, fmt.name, (rows, cols))
+        np.testing.assert_array_equal(plain @ x, y)           # the same bits without the layout
+        assert plain._panels is None
+        np.testing.assert_array_equal(m @ x, y)                # a prepared matrix keeps its panels
+    finally:
+        qgemv.set_repack(True)
+
+
+def test_set_repack_takes_a_bool():
+    with pytest.raises(TypeError, match="bool"):
+        qgemv.set_repack(1)

@@ -279,4 +279,32 @@ typedef struct {
 } block_iq4_xs;
 static_assert(sizeof(block_iq4_xs) == 2 + 2 + QK_K / 64 + QK_K / 2, "wrong iq4_xs block size/padding");
 
+/* ---------------------------------------------------------------- 8 rows interleaved
+ *
+ * The layout qgemv prepares once per matrix for the 4-bit 32-value formats (qgemv/_formats.py:
+ * interleave = 8; QMatrix keeps its GGUF bytes and builds this beside them): a panel of 8 rows
+ * stores block b of all 8 rows together, the scales first, then the nibbles in 4 groups of 32
+ * bytes, group g holding bytes 4g .. 4g + 3 of row 0, then of row 1, ... row 7
+ *     qs[32 g + 4 r + j] = row r's qs[4 g + j]      (g < 4, r < 8, j < 4),
+ * so one 32-byte load gives one int32 lane per row (values 4g .. 4g + 3 in the low nibbles,
+ * 16 + 4g .. 16 + 4g + 3 in the high ones).  A panel block is 8 blocks' bytes: the same
+ * traffic as the rows it holds. */
+typedef struct {
+    qgemv_half d[8];
+    uint8_t qs[8 * QK4_0 / 2];
+} block_q4_0x8;
+static_assert(sizeof(block_q4_0x8) == 8 * sizeof(block_q4_0), "wrong q4_0x8 block size/padding");
+
+typedef struct {
+    qgemv_half d[8];
+    uint8_t qs[8 * QK4_NL / 2];
+} block_iq4_nlx8;
+static_assert(sizeof(block_iq4_nlx8) == 8 * sizeof(block_iq4_nl), "wrong iq4_nlx8 block size/padding");
+
+typedef struct {
+    uint8_t e[8];
+    uint8_t qs[8 * QK_MXFP4 / 2];
+} block_mxfp4x8;
+static_assert(sizeof(block_mxfp4x8) == 8 * sizeof(block_mxfp4), "wrong mxfp4x8 block size/padding");
+
 #endif /* QGEMV_BLOCKS_H */

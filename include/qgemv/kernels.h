@@ -29,6 +29,14 @@ typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
 typedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
                                       const void *a, int64_t act_stride, int64_t ncols,
                                       float *out, int64_t out_stride);
+/* rows 0..7 of w (row_stride bytes apart), n values each -> one panel of the format's interleaved
+ * layout (block_<name>x8, include/qgemv/blocks.h; _formats.py: interleave) */
+typedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n, void *panel);
+/* vec_dot_tile over npanels such panels (panel_stride bytes apart): out[r * out_stride + c] for
+ * r < 8 npanels, the same bits as vec_dot_tile on the rows they hold */
+typedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
+                                    const void *a, int64_t act_stride, int64_t ncols,
+                                    float *out, int64_t out_stride);
 /* sum over n of a[i] * b[i] in float32 */
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 /* 1 if no NaN or Inf among x[0:n], else 0 */
@@ -54,6 +62,8 @@ typedef struct {
     qgemv_quantize_weights_fn quantize_row[QGEMV_N_TYPES]; /* type -> ggml's weight quantizer, checked */
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
+    qgemv_interleave_fn interleave[QGEMV_N_TYPES];      /* NULL: no interleaved layout */
+    qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES];
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
     void (*copy_stream_f32)(const float *src, float *dst, int64_t n);   /* dst = src, streaming stores */

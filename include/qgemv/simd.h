@@ -66,11 +66,13 @@ static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
 #endif
 }
 
-/* s8 x s8 products, as float partial sums: |x| * (y with x's sign) keeps maddubs' u8 x s8 */
+/* s8 x s8 products summed in groups of 4: |x| * (y with x's sign) keeps maddubs' u8 x s8 */
+static inline __m256i qgemv_dot_s8s8_i32x8(__m256i x, __m256i y) {
+    return qgemv_dot_u8s8_i32x8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+/* the same, as float partial sums */
 static inline __m256 qgemv_dot_s8s8_f32x8(__m256i x, __m256i y) {
-    const __m256i ax = _mm256_sign_epi8(x, x);
-    const __m256i sy = _mm256_sign_epi8(y, x);
-    return _mm256_cvtepi32_ps(qgemv_dot_u8s8_i32x8(ax, sy));
+    return _mm256_cvtepi32_ps(qgemv_dot_s8s8_i32x8(x, y));
 }
 
 static inline __m256 qgemv_dot_u8s8_f32x8(__m256i u, __m256i s) {

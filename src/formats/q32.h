@@ -268,11 +268,8 @@ QGEMV_DEFINE_DEQUANT_ROW_32(q8_1, qgemv_no_min, 0)
 QGEMV_DEFINE_DEQUANT_ROW_32(iq4_nl, qgemv_no_min, 0)
 QGEMV_DEFINE_DEQUANT_ROW_32(mxfp4, qgemv_no_min, 0)
 
-QGEMV_DEFINE_VEC_DOT_32_Q8_0(q4_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q5_0)
 QGEMV_DEFINE_VEC_DOT_32_Q8_0(q8_0)
-QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(iq4_nl)
-QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(mxfp4)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q4_1)
 QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
 
@@ -686,18 +683,14 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
 QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
-QGEMV_DEFINE_TILE_32_PAIRS(q4_0, q8_0, 8, 0, 0, 0)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1, 0, 0)
-QGEMV_DEFINE_TILE_32_PAIRS(mxfp4, q8_0, 12, 0, 0, 1)
-QGEMV_DEFINE_TILE_32_PAIRS(iq4_nl, q8_0, 0, 0, 1, 1)
 
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
 QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
-#define QGEMV_TILES_Q32(X) X(q4_0, q8_0) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0) \
-    X(iq4_nl, q8_0) X(mxfp4, q8_0)
+#define QGEMV_TILES_Q32(X) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0)
 #else
 #define QGEMV_TILES_Q32(X)
 #endif

@@ -1,0 +1,319 @@
+/* The 4-bit 32-value formats q4_0, iq4_nl and mxfp4: products, on 8 interleaved rows.
+ *
+ * Every product of these formats computes, per row r and activation column, blocks in order,
+ *     acc_r = fma((float) sum_j q_rj a_j, d_r d_a, acc_r)
+ * with the integer dot exact: ggml's arithmetic on its repacked layout (llama.cpp's CPU_REPACK,
+ * what llama.cpp runs for these formats), to the bit (tests/test_benches.py).  Three paths give
+ * those same bits:
+ *   - panel_tile_<name>: a panel of 8 rows interleaved (block_<name>x8, include/qgemv/blocks.h),
+ *     which QMatrix prepares once per matrix (interleave_x8_<name>); one 32-byte load gives an
+ *     int32 lane per row, so the 8 rows' integer dots finish in lanes, and one fma per block
+ *     updates 8 rows;
+ *   - vec_dot_tile_<name>_q8_0: the GGUF layout, 8 rows at a time interleaved into a scratch
+ *     chunk on the fly, then the same pass (matrices not prepared, and the last rows % 8);
+ *   - vec_dot_<name>_q8_0: one row.
+ * The integer dot meets maddubs (u8 x s8) in the way each format allows:
+ *   q4_0   the nibble q + 8 in [0, 15]: all 8 products of a block summed in int16 lanes
+ *          (16 |(q + 8) a| <= 16 15 127 < 2^15), minus 8 sum_j a_j once per activation block;
+ *   mxfp4  kvalues_mxfp4[nibble] + 12 in [0, 24]: int16 sums of 4 products (8 24 127 < 2^15),
+ *          minus 12 sum_j a_j;
+ *   iq4_nl kvalues_iq4nl[nibble] in [-127, 113]: |q| . (a with q's sign), int32 per product pair.
+ */
+
+/* ---------------------------------------------------------------- the layout */
+/* row r of a panel block from a GGUF block */
+#define QGEMV_DEFINE_X8_PUT_ROW(name, scale_field)                                               \
+    static inline void x8_put_row_##name(block_##name##x8 *p, int r, const block_##name *x) {   \
+        p->scale_field[r] = x->scale_field;                                                     \
+        for (int g = 0; g < 4; g++) memcpy(&p->qs[32 * g + 4 * r], &x->qs[4 * g], 4);           \
+    }
+QGEMV_DEFINE_X8_PUT_ROW(q4_0, d)
+QGEMV_DEFINE_X8_PUT_ROW(iq4_nl, d)
+QGEMV_DEFINE_X8_PUT_ROW(mxfp4, e)
+
+/* rows 0..7 of w (row_stride bytes apart), n values each -> n / 32 panel blocks */
+#define QGEMV_DEFINE_INTERLEAVE_X8(name)                                                         \
+    static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n,     \
+                                     void *restrict panel) {                                    \
+        block_##name##x8 *p = (block_##name##x8 *)panel;                                        \
+        for (int64_t b = 0; b < n / 32; b++)                                                    \
+            for (int r = 0; r < 8; r++)                                                         \
+                x8_put_row_##name(&p[b], r, (const block_##name *)((const uint8_t *)w + r * row_stride) + b); \
+    }
+QGEMV_DEFINE_INTERLEAVE_X8(q4_0)
+QGEMV_DEFINE_INTERLEAVE_X8(iq4_nl)
+QGEMV_DEFINE_INTERLEAVE_X8(mxfp4)
+
+/* row r's scale in a panel block */
+static inline float x8_scale_q4_0(const block_q4_0x8 *p, int r) { return qgemv_fp16_to_fp32(p->d[r]); }
+static inline float x8_scale_iq4_nl(const block_iq4_nlx8 *p, int r) { return qgemv_fp16_to_fp32(p->d[r]); }
+static inline float x8_scale_mxfp4(const block_mxfp4x8 *p, int r) { return qgemv_e8m0_to_fp32_half(p->e[r]); }
+/* the level of a nibble */
+static inline int x8_level_q4_0(int v) { return v - 8; }
+static inline int x8_level_iq4_nl(int v) { return kvalues_iq4nl[v]; }
+static inline int x8_level_mxfp4(int v) { return kvalues_mxfp4[v]; }
+
+/* ---------------------------------------------------------------- one row */
+#if defined(QGEMV_AVX2)
+#define X8_BLOCK_DOT(name, x, y) qgemv_hsum_i32x8(qgemv_dot_s8s8_i32x8(unpack_##name(x), unpack_q8_0(y)))
+#else
+#define X8_BLOCK_DOT(name, x, y) x8_block_dot_ref_##name(x, y)
+#endif
+#define QGEMV_DEFINE_VEC_DOT_X8(name)                                                            \
+    static inline int32_t x8_block_dot_ref_##name(const block_##name *x, const block_q8_0 *y) {  \
+        int8_t q[32];                                                                           \
+        unpack_##name##_ref(x, q);                                                              \
+        int32_t s = 0;                                                                          \
+        for (int j = 0; j < 32; j++) s += q[j] * y->qs[j];                                      \
+        return s;                                                                               \
+    }                                                                                           \
+    static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w;                                        \
+        const block_q8_0 *y = (const block_q8_0 *)a;                                            \
+        float acc = 0.0f;                                                                       \
+        for (int64_t b = 0; b < n / 32; b++) {                                                  \
+            QGEMV_PREFETCH_STREAM(&x[b], sizeof(x[0]));                                         \
+            acc = fmaf((float)X8_BLOCK_DOT(name, &x[b], &y[b]), scale_##name(&x[b]) * scale_q8_0(&y[b]), acc); \
+        }                                                                                       \
+        return acc;                                                                             \
+    }
+QGEMV_DEFINE_VEC_DOT_X8(q4_0)
+QGEMV_DEFINE_VEC_DOT_X8(iq4_nl)
+QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
+
+/* ---------------------------------------------------------------- panels */
+#define X8_CHUNK 32    /* blocks per pass: a panel's chunk (4.5 KiB) stays in L1 for every column group */
+#define X8_PANELS 4    /* panels (8 rows each) whose accumulators a tile keeps */
+#define X8_COLS 32     /* columns likewise */
+#ifndef X8_PREFETCH
+#define X8_PREFETCH 1
+#endif
+
+#if defined(QGEMV_AVX2)
+enum { X8_OFFSET_ALL, X8_OFFSET_HALF, X8_SIGNED };   /* how the levels meet maddubs (above) */
+#define X8_KIND_q4_0 X8_OFFSET_ALL
+#define X8_KIND_mxfp4 X8_OFFSET_HALF
+#define X8_KIND_iq4_nl X8_SIGNED
+#define X8_OFFSET_q4_0 8
+#define X8_OFFSET_mxfp4 12
+#define X8_OFFSET_iq4_nl 0
+
+/* the 8 rows' scales of a panel block, lane r: row r */
+static inline __m256 x8_scales8_q4_0(const block_q4_0x8 *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d));
+}
+static inline __m256 x8_scales8_iq4_nl(const block_iq4_nlx8 *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p->d));
+}
+/* qgemv_e8m0_to_fp32_half of 8 exponents: (e - 1) << 23, or 2^21 << e below e = 2 */
+static inline __m256 x8_scales8_mxfp4(const block_mxfp4x8 *p) {
+    const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p->e));
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
+}
+/* nibbles -> what maddubs takes as its unsigned operand (q4_0: the nibble itself) */
+static inline __m256i x8_levels_q4_0(__m256i nib) { return nib; }
+static inline __m256i x8_levels_mxfp4(__m256i nib) {   /* kvalues_mxfp4 + 12 */
+    const __m128i t = _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12));
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), nib);
+}
+static inline __m256i x8_levels_iq4_nl(__m256i nib) {  /* signed */
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib);
+}
+
+/* o sum_j a_j of an activation block: 8 lanes of o (4 values each), then summed */
+static inline int32_t x8_offset_sum(int o, const block_q8_0 *y) {
+    if (!o) return 0;
+    return qgemv_hsum_i32x8(qgemv_dot_u8s8_i32x8(_mm256_set1_epi8((char)o), unpack_q8_0(y)));
+}
+
+/* a panel block's 8 integer dots with one activation block, lane r: row r.  u[2g], u[2g + 1]:
+ * the levels of nibble group g, low and high (unsigned, or signed q for X8_SIGNED with
+ * |q| in au[]); corr: o sum_j a_j */
+QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m256i *au, const int8_t *aq,
+                                   int32_t corr) {
+    __m256i s16a = _mm256_setzero_si256(), s16b = _mm256_setzero_si256(), s32 = _mm256_setzero_si256();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int g = 0; g < 4; g++) {
+        int32_t lo, hi;
+        memcpy(&lo, aq + 4 * g, 4);
+        memcpy(&hi, aq + 16 + 4 * g, 4);
+        const __m256i alo = _mm256_set1_epi32(lo), ahi = _mm256_set1_epi32(hi);
+        if (kind == X8_SIGNED) {
+            s32 = _mm256_add_epi32(s32, _mm256_madd_epi16(_mm256_maddubs_epi16(au[2 * g], _mm256_sign_epi8(alo, u[2 * g])), ones));
+            s32 = _mm256_add_epi32(s32, _mm256_madd_epi16(_mm256_maddubs_epi16(au[2 * g + 1], _mm256_sign_epi8(ahi, u[2 * g + 1])), ones));
+        } else {
+            s16a = _mm256_add_epi16(s16a, _mm256_maddubs_epi16(u[2 * g], alo));
+            s16b = _mm256_add_epi16(s16b, _mm256_maddubs_epi16(u[2 * g + 1], ahi));
+        }
+    }
+    if (kind == X8_SIGNED) return s32;
+    __m256i s;
+    if (kind == X8_OFFSET_ALL)
+        s = _mm256_madd_epi16(_mm256_add_epi16(s16a, s16b), ones);
+    else
+        s = _mm256_add_epi32(_mm256_madd_epi16(s16a, ones), _mm256_madd_epi16(s16b, ones));
+    return _mm256_sub_epi32(s, _mm256_set1_epi32(corr));
+}
+
+/* kn panel blocks against CB columns: acc[c] (lane r: row r) gets blocks k0 .. k0 + kn - 1 of
+ * column c (y[c] points at its block k0); da[k][c], corr[k][c]: the columns' scales and offset
+ * sums */
+#define QGEMV_DEFINE_X8_PASS(name)                                                               \
+    QGEMV_ALWAYS_INLINE void x8_pass_##name(const block_##name##x8 *restrict xp, int64_t kn,     \
+                                            const block_q8_0 *const *y, const float (*da)[X8_COLS], \
+                                            const int32_t (*corr)[X8_COLS], const int CB, __m256 *acc) { \
+        const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
+        __m256 ac[4];                                                                           \
+        for (int c = 0; c < CB; c++) ac[c] = acc[c];                                            \
+        for (int64_t k = 0; k < kn; k++) {                                                      \
+            if (X8_PREFETCH) QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                     \
+            const __m256 dw = x8_scales8_##name(&xp[k]);                                        \
+            __m256i u[8], au[8];                                                                \
+            for (int g = 0; g < 4; g++) {                                                       \
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(xp[k].qs + 32 * g));     \
+                u[2 * g] = x8_levels_##name(_mm256_and_si256(v, m4));                           \
+                u[2 * g + 1] = x8_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
+                if (X8_KIND_##name == X8_SIGNED) {                                              \
+                    au[2 * g] = _mm256_abs_epi8(u[2 * g]);                                      \
+                    au[2 * g + 1] = _mm256_abs_epi8(u[2 * g + 1]);                              \
+                }                                                                               \
+            }                                                                                   \
+            for (int c = 0; c < CB; c++) {                                                      \
+                const __m256i isum = x8_dot(X8_KIND_##name, u, au, y[c][k].qs, corr[k][c]);     \
+                ac[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da[k][c])), ac[c]); \
+            }                                                                                   \
+        }                                                                                       \
+        for (int c = 0; c < CB; c++) acc[c] = ac[c];                                            \
+    }
+QGEMV_DEFINE_X8_PASS(q4_0)
+QGEMV_DEFINE_X8_PASS(iq4_nl)
+QGEMV_DEFINE_X8_PASS(mxfp4)
+
+/* The tile loop, once for both layouts: rows in groups of up to X8_PANELS panels, columns in
+ * slabs of X8_COLS, blocks in chunks of X8_CHUNK (the columns' scales and offset sums made once
+ * per chunk, each panel chunk then swept by every group of 4 columns).  plain: src holds nrows
+ * GGUF rows (stride: row bytes), interleaved chunk by chunk into a scratch panel (a last group
+ * short of 8 rows repeats its last row); else src holds nrows / 8 panels (stride: panel bytes). */
+#define QGEMV_DEFINE_X8_TILE(name)                                                               \
+    static void x8_tile_##name(int64_t n, const uint8_t *src, int64_t stride, int64_t nrows, int plain, \
+                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out,  \
+                               int64_t out_stride) {                                            \
+        const int64_t nb = n / 32;                                                              \
+        block_##name##x8 scratch[X8_CHUNK];                                                     \
+        float da[X8_CHUNK][X8_COLS];                                                            \
+        int32_t corr[X8_CHUNK][X8_COLS];                                                        \
+        __m256 acc[X8_PANELS][X8_COLS];                                                         \
+        for (int64_t c0 = 0; c0 < ncols; c0 += X8_COLS) {                                       \
+            const int64_t nc = ncols - c0 < X8_COLS ? ncols - c0 : X8_COLS;                     \
+            for (int64_t r0 = 0; r0 < nrows; r0 += 8 * X8_PANELS) {                             \
+                const int64_t nr = nrows - r0 < 8 * X8_PANELS ? nrows - r0 : 8 * X8_PANELS;      \
+                const int64_t np = (nr + 7) / 8;                                                \
+                for (int64_t p = 0; p < np; p++)                                                \
+                    for (int64_t c = 0; c < nc; c++) acc[p][c] = _mm256_setzero_ps();           \
+                for (int64_t k0 = 0; k0 < nb; k0 += X8_CHUNK) {                                 \
+                    const int64_t kn = nb - k0 < X8_CHUNK ? nb - k0 : X8_CHUNK;                 \
+                    const block_q8_0 *y[X8_COLS];                                               \
+                    for (int64_t c = 0; c < nc; c++) {                                          \
+                        y[c] = (const block_q8_0 *)(a + (c0 + c) * act_stride) + k0;            \
+                        for (int64_t k = 0; k < kn; k++) {                                      \
+                            da[k][c] = scale_q8_0(&y[c][k]);                                    \
+                            corr[k][c] = x8_offset_sum(X8_OFFSET_##name, &y[c][k]);             \
+                        }                                                                       \
+                    }                                                                           \
+                    for (int64_t p = 0; p < np; p++) {                                          \
+                        const block_##name##x8 *xp;                                             \
+                        if (plain) {                                                            \
+                            const uint8_t *rows[8];                                             \
+                            for (int r = 0; r < 8; r++) {                                       \
+                                const int64_t rr = r0 + 8 * p + r < nrows ? r0 + 8 * p + r : nrows - 1; \
+                                rows[r] = src + rr * stride;                                    \
+                            }                                                                   \
+                            for (int64_t k = 0; k < kn; k++)                                    \
+                                for (int r = 0; r < 8; r++) {                                   \
+                                    const block_##name *x = (const block_##name *)rows[r] + k0 + k; \
+                                    x8_put_row_##name(&scratch[k], r, x);                       \
+                                }                                                               \
+                            xp = scratch;                                                       \
+                        } else {                                                                \
+                            xp = (const block_##name##x8 *)(src + (r0 / 8 + p) * stride) + k0;  \
+                        }                                                                       \
+                        for (int64_t cg = 0; cg < nc; cg += 4) {                                \
+                            const block_q8_0 *const *yc = y + cg;                               \
+                            const float(*dac)[X8_COLS] = (const float(*)[X8_COLS]) & da[0][cg]; \
+                            const int32_t(*cc)[X8_COLS] = (const int32_t(*)[X8_COLS]) & corr[0][cg]; \
+                            switch (nc - cg) {                                                  \
+                            case 1: x8_pass_##name(xp, kn, yc, dac, cc, 1, &acc[p][cg]); break; \
+                            case 2: x8_pass_##name(xp, kn, yc, dac, cc, 2, &acc[p][cg]); break; \
+                            case 3: x8_pass_##name(xp, kn, yc, dac, cc, 3, &acc[p][cg]); break; \
+                            default: x8_pass_##name(xp, kn, yc, dac, cc, 4, &acc[p][cg]); break; \
+                            }                                                                   \
+                        }                                                                       \
+                    }                                                                           \
+                }                                                                               \
+                for (int64_t p = 0; p < np; p++)                                                \
+                    for (int64_t c = 0; c < nc; c++) {                                          \
+                        float o[8];                                                             \
+                        _mm256_storeu_ps(o, acc[p][c]);                                         \
+                        for (int64_t r = 0; r < 8 && r0 + 8 * p + r < nrows; r++)               \
+                            out[(r0 + 8 * p + r) * out_stride + c0 + c] = o[r];                 \
+                    }                                                                           \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#else
+/* portable: the same arithmetic, row by row */
+#define QGEMV_DEFINE_X8_TILE(name)                                                               \
+    static void x8_tile_##name(int64_t n, const uint8_t *src, int64_t stride, int64_t nrows, int plain, \
+                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out,  \
+                               int64_t out_stride) {                                            \
+        for (int64_t r = 0; r < nrows; r++)                                                     \
+            for (int64_t c = 0; c < ncols; c++) {                                               \
+                const block_q8_0 *y = (const block_q8_0 *)(a + c * act_stride);                 \
+                float acc = 0.0f;                                                               \
+                if (plain) {                                                                    \
+                    acc = vec_dot_##name##_q8_0(n, src + r * stride, y);                        \
+                } else {                                                                        \
+                    const block_##name##x8 *xp = (const block_##name##x8 *)(src + r / 8 * stride); \
+                    const int rr = (int)(r % 8);                                                \
+                    for (int64_t b = 0; b < n / 32; b++) {                                      \
+                        int32_t s = 0;                                                          \
+                        for (int g = 0; g < 4; g++)                                             \
+                            for (int j = 0; j < 4; j++) {                                       \
+                                const uint8_t v = xp[b].qs[32 * g + 4 * rr + j];                \
+                                s += x8_level_##name(v & 0x0f) * y[b].qs[4 * g + j]             \
+                                   + x8_level_##name(v >> 4) * y[b].qs[16 + 4 * g + j];         \
+                            }                                                                   \
+                        acc = fmaf((float)s, x8_scale_##name(&xp[b], rr) * scale_q8_0(&y[b]), acc); \
+                    }                                                                           \
+                }                                                                               \
+                out[r * out_stride + c] = acc;                                                  \
+            }                                                                                   \
+    }
+#endif
+
+QGEMV_DEFINE_X8_TILE(q4_0)
+QGEMV_DEFINE_X8_TILE(iq4_nl)
+QGEMV_DEFINE_X8_TILE(mxfp4)
+
+/* the table's entries: panel_tile_<name> over prepared panels, vec_dot_tile_<name>_q8_0 over
+ * GGUF rows */
+#define QGEMV_DEFINE_X8_ENTRIES(name)                                                            \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        x8_tile_##name(n, (const uint8_t *)panels, panel_stride, 8 * npanels, 0, (const uint8_t *)a, \
+                       act_stride, ncols, out, out_stride);                                     \
+    }                                                                                           \
+    static void vec_dot_tile_##name##_q8_0(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        x8_tile_##name(n, (const uint8_t *)w, row_stride, nrows, 1, (const uint8_t *)a, act_stride, \
+                       ncols, out, out_stride);                                                 \
+    }
+QGEMV_DEFINE_X8_ENTRIES(q4_0)
+QGEMV_DEFINE_X8_ENTRIES(iq4_nl)
+QGEMV_DEFINE_X8_ENTRIES(mxfp4)
+
+#define QGEMV_TILES_X8(X) X(q4_0, q8_0) X(iq4_nl, q8_0) X(mxfp4, q8_0)
