@@ -6,7 +6,8 @@
  *   unpack_<name>(b)                    the same 32 levels as one __m256i (AVX2 and up),
  * so that x[j] = scale * q[j] (+ min).  The row loops around them are written once, below:
  * dequant_row_<name>, and vec_dot_<name>_q8_0 (symmetric formats: sum d_x d_y sum_j q_j a_j)
- * or vec_dot_<name>_q8_1 (formats with a minimum: d_x d_y sum_j q_j a_j + m_x s_y).
+ * or vec_dot_<name>_q8_1 (formats with a minimum: d_x d_y sum_j q_j a_j + m_x s_y).  The
+ * products of q4_0, iq4_nl and mxfp4 follow ggml's repacked arithmetic instead: q32_x8.h.
  */
 
 /* ---------------------------------------------------------------- q4_0: x = d (q - 8) */
@@ -144,73 +145,43 @@ static inline float qgemv_no_min(const void *b) { (void)b; return 0.0f; }
                                      const block_##name *x2, const block_##name *x3) {        \
         return qgemv_f16x4(x0->field, x1->field, x2->field, x3->field);                       \
     }
-TILE_32_F16_SCALES4(q4_0, d, tile_scales4)
 TILE_32_F16_SCALES4(q4_1, d, tile_scales4)
 TILE_32_F16_SCALES4(q5_0, d, tile_scales4)
 TILE_32_F16_SCALES4(q5_1, d, tile_scales4)
 TILE_32_F16_SCALES4(q8_0, d, tile_scales4)
-TILE_32_F16_SCALES4(iq4_nl, d, tile_scales4)
 TILE_32_F16_SCALES4(q4_1, m, tile_mins4)
 TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
-/* scale_mxfp4 (qgemv_e8m0_to_fp32_half) of 4 blocks: the same float bits, built 4 at a time */
-static inline __m128 tile_scales4_mxfp4(const block_mxfp4 *x0, const block_mxfp4 *x1, const block_mxfp4 *x2,
-                                        const block_mxfp4 *x3) {
-    const __m128i e = _mm_setr_epi32(x0->e, x1->e, x2->e, x3->e);
-    const __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);     /* (e - 1) << 23 */
-    const __m128i subnormal = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);            /* e < 2 */
-    return _mm_castsi128_ps(_mm_blendv_epi8(normal, subnormal, _mm_cmpgt_epi32(_mm_set1_epi32(2), e)));
-}
 #endif
 
 /* sum_b d_x d_y sum_j q_j a_j over the row's blocks, against q8_0 activations, in ggml's AVX2
  * order: per block 8 int32 lanes (lane i: values 4i .. 4i + 3) -> float, fma'd into one 8-lane
- * accumulator in block order (q4_0, q5_0, q8_0), then hsum_float_8 */
+ * accumulator in block order (q5_0, q8_0), then hsum_float_8 */
 #if defined(QGEMV_AVX2)
-/* ggml's scalar last block of an odd block count (iq4_nl, mxfp4): fma(d_x d_y, sum_j q_j a_j, sum),
- * as ggml's `sumf += d * sumi` compiles with FMA contraction (its AVX2 and native builds alike;
- * tests/test_benches.py) */
-#define QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                    \
-    static inline float tail_32_##name(const block_##name *x, const block_q8_0 *y, float sum) { \
-        int8_t q[32];                                                                      \
-        unpack_##name##_ref(x, q);                                                         \
-        int32_t s = 0;                                                                     \
-        for (int j = 0; j < 32; j++) s += q[j] * y->qs[j];                                 \
-        return fmaf(scale_##name(x) * scale_q8_0(y), (float)s, sum);                       \
-    }
 /* The product d_x d_y of each block is formed 4 blocks at a time (one F16C conversion per
- * side), the same float as one at a time.  two_acc (iq4_nl, mxfp4): ggml's order for them,
- * even blocks into one accumulator and odd into another, hsum_float_8 of their sum, then an
- * odd last block as tail_32_<name> */
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_ACCS(name, two_acc, tail)                                 \
+ * side), the same float as one at a time */
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
     static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_0 *y = (const block_q8_0 *)a;                                       \
-        const int64_t nb = n / 32, nv = two_acc ? nb & ~(int64_t)1 : nb; /* vector blocks */ \
-        __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};                        \
+        const int64_t nb = n / 32;                                                         \
+        __m256 acc = _mm256_setzero_ps();                                                  \
         int64_t ib = 0;                                                                    \
-        for (; ib + 4 <= nv; ib += 4) {                                                    \
+        for (; ib + 4 <= nb; ib += 4) {                                                    \
             float d[4];                                                                    \
             _mm_storeu_ps(d, _mm_mul_ps(tile_scales4_##name(&x[ib], &x[ib + 1], &x[ib + 2], &x[ib + 3]), \
                                         qgemv_f16x4(y[ib].d, y[ib + 1].d, y[ib + 2].d, y[ib + 3].d))); \
             for (int k = 0; k < 4; k++) {                                                  \
                 QGEMV_PREFETCH_STREAM(&x[ib + k], sizeof(x[0]));                           \
                 const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib + k]), unpack_q8_0(&y[ib + k])); \
-                acc[two_acc & k] = _mm256_fmadd_ps(_mm256_set1_ps(d[k]), p, acc[two_acc & k]); \
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(d[k]), p, acc);                       \
             }                                                                              \
         }                                                                                  \
-        for (; ib < nv; ib++) {                                                            \
+        for (; ib < nb; ib++) {                                                            \
             const __m256 p = qgemv_dot_s8s8_f32x8(unpack_##name(&x[ib]), unpack_q8_0(&y[ib])); \
-            acc[two_acc & ib] = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), \
-                                                p, acc[two_acc & ib]);                     \
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(scale_##name(&x[ib]) * scale_q8_0(&y[ib])), p, acc); \
         }                                                                                  \
-        const float sum = qgemv_hsum_f32x8(two_acc ? _mm256_add_ps(acc[0], acc[1]) : acc[0]); \
-        return two_acc && ib < nb ? tail(&x[ib], &y[ib], sum) : sum;                       \
+        return qgemv_hsum_f32x8(acc);                                                      \
     }
-static inline float qgemv_no_tail_32(const void *x, const void *y, float sum) { (void)x; (void)y; return sum; }
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name) QGEMV_DEFINE_VEC_DOT_32_Q8_0_ACCS(name, 0, qgemv_no_tail_32)
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC(name)                                         \
-    QGEMV_DEFINE_TAIL_32_Q8_0(name)                                                        \
-    QGEMV_DEFINE_VEC_DOT_32_Q8_0_ACCS(name, 1, tail_32_##name)
 /* sum_b (d_x d_y sum_j q_j a_j + m_x s_y), against q8_1 activations */
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
     static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
@@ -241,7 +212,6 @@ static inline float qgemv_no_tail_32(const void *x, const void *y, float sum) { 
         }                                                                                  \
         return sum;                                                                        \
     }
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0_TWO_ACC QGEMV_DEFINE_VEC_DOT_32_Q8_0
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
     static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
@@ -280,17 +250,17 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *     acc(r, c) += (d_x d_y) dot(q_x, q_y)     (+ m_x s_y for the formats with a minimum),
  * with one accumulator per (r, c) fed blocks in order, whichever path runs, so a result never
  * depends on the rows and columns sharing its tile (nor on the thread count or the batch).
- *   - one column (GEMV): row by row through vec_dot (QGEMV_TILE_ONE_COLUMN), except for the
- *     nibble formats' pair kernels below, whose 4 rows per pass win while the weights come
- *     from cache (a streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
+ *   - one column (GEMV): row by row through vec_dot (QGEMV_TILE_ONE_COLUMN), except for q4_1's
+ *     pair kernel below, whose 4 rows per pass win while the weights come from cache (a
+ *     streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
  *   - a batch: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the activation side
  *     (scales, offset sums) is prepared once, then each weight block of the tile's rows is
  *     decoded once for the 4 columns; the accumulators of up to 16 rows x 32 columns wait in
  *     memory between chunks, so a chunk of weights is reused from L1 by every column group.
  * The dot uses unsigned levels where the format has them, through
  *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
- * (q4_0: o = 8, q5_0: o = 16, mxfp4 in its pair kernel: o = 12, q4_1 / q5_1: o = 0), the last term once per activation block;
- * signed levels (q8_0, iq4_nl, mxfp4) through |q| . (a with q's sign).
+ * (q5_0: o = 16; q4_1, q5_1: o = 0), the last term once per activation block; signed levels
+ * (q8_0) through |q| . (a with q's sign).
  */
 #if defined(QGEMV_AVX2)
 static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
@@ -304,11 +274,6 @@ static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
 static inline __m256i tile_levels_q8_0(const block_q8_0 *b) { return unpack_q8_0(b); }
 
 /* only the formats with a minimum read these */
-#define tile_mins4_q4_0(x0, x1, x2, x3) _mm_setzero_ps()
-#define tile_mins4_q5_0 tile_mins4_q4_0
-#define tile_mins4_q8_0 tile_mins4_q4_0
-#define tile_mins4_iq4_nl tile_mins4_q4_0
-#define tile_mins4_mxfp4 tile_mins4_q4_0
 
 /* dot(q, a) of one block pair as 8 int32 partial sums; uq = |q| for signed levels, else q;
  * corr = dot(o, a) for levels offset by o */
@@ -404,26 +369,16 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
                                      out + r0 * out_stride + c0, out_stride);                   \
     }
 
-/* the pair kernels' pieces, shared by their GEMV and batch paths so both compute the same.
+/* the pair kernel's pieces, shared by its GEMV and batch paths so both compute the same.
  * A pair's int32 lanes are ggml's: *plo holds lanes 0..3 of each row (values 0..15, row a in the
  * low half, row b in the high half), *phi lanes 4..7 (values 16..31); each float lane then sees
  * ggml's fma sequence, so tile_32_hsum_pair_row gives ggml's hsum_float_8 bits */
-QGEMV_ALWAYS_INLINE void tile_32_pair_dot(const int signed_levels, __m256i lo, __m256i hi, const int8_t *aq,
-                                          __m256i ones, __m256i *plo, __m256i *phi) {
+QGEMV_ALWAYS_INLINE void tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones,
+                                          __m256i *plo, __m256i *phi) {
     const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
     const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
-    if (signed_levels) {   /* |q| . (a with q's sign) */
-        *plo = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(alo, lo)), ones);
-        *phi = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(ahi, hi)), ones);
-    } else {
-        *plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones);
-        *phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones);
-    }
-}
-/* the same dot with every level = o: the offset term, in the same lanes */
-static inline void tile_32_pair_corr(int o, const int8_t *aq, __m256i *clo, __m256i *chi) {
-    const __m256i v = _mm256_set1_epi8((char)o);
-    tile_32_pair_dot(0, v, v, aq, _mm256_set1_epi16(1), clo, chi);
+    *plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones);
+    *phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones);
 }
 /* hsum_float_8 of one row's lanes (half 0: row a, 1: row b): lanes 4..7 + lanes 0..3, then pairs */
 static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half) {
@@ -434,36 +389,15 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
     t = _mm_add_ss(t, _mm_movehdup_ps(t));
     return _mm_cvtss_f32(t);
 }
-#define tile_min_q4_0(x) 0.0f   /* only the formats with a minimum read these */
-#define tile_min_mxfp4(x) 0.0f
-#define tile_min_iq4_nl(x) 0.0f
-#define tile_min_q4_1 min_q4_1
-#define tail_32_q4_0(x, y, sum) ((void)(x), (void)(y), (sum))   /* only the two-accumulator formats */
-#define tail_32_q4_1 tail_32_q4_0                                 /* have a scalar tail */
-/* a pair kernel's levels from its nibbles: q4_0 (q + 8) and q4_1 are the nibbles; mxfp4's
- * kvalues_mxfp4[nibble] + 12, in [0, 24] (one lookup; the offset leaves through the correction
- * term, as q4_0's 8) */
-#define tile_pair_levels_q4_0(nib) (nib)
-#define tile_pair_levels_q4_1(nib) (nib)
-/* iq4_nl's levels kvalues_iq4nl[nibble] are signed, in [-127, 113] */
-static inline __m256i tile_pair_levels_iq4_nl(__m256i nib) {
-    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib);
-}
-static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
-    const __m256i table = _mm256_broadcastsi128_si256(
-        _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12)));
-    return _mm256_shuffle_epi8(table, nib);
-}
 
-/* The 4-bit nibble formats q4_0 / q4_1 / mxfp4 / iq4_nl, two rows per 256-bit register: one load
- * brings block ib of rows r and r + 1 (16 bytes each), and their low nibbles (values 0..15) meet
- * the activations' first 16 values broadcast to both halves, their high nibbles (16..31) the last
- * 16, each into its own int32 lanes (tile_32_pair_dot), so every row keeps ggml's 8 float lanes:
- * accumulator "lo" of a pair holds lanes 0..3 of rows r (low half) and r + 1 (high half), "hi"
- * lanes 4..7.  two_acc (iq4_nl, mxfp4): ggml's two accumulators, even and odd blocks, added
- * before the hsum, and an odd last block as the scalar tail_32_<name>.  A lone last row is
- * paired with itself. */
-#define QGEMV_DEFINE_TILE_32_PAIRS(name, act, offset, has_min, signed_levels, two_acc)         \
+/* The 4-bit nibble format with a minimum (q4_1: x = d q + m, against q8_1), two rows per 256-bit
+ * register: one load brings block ib of rows r and r + 1 (16 bytes each), and their low nibbles
+ * (values 0..15) meet the activations' first 16 values broadcast to both halves, their high
+ * nibbles (16..31) the last 16, each into its own int32 lanes (tile_32_pair_dot), so every row
+ * keeps ggml's 8 float lanes: accumulator "lo" of a pair holds lanes 0..3 of rows r (low half)
+ * and r + 1 (high half), "hi" lanes 4..7; the minimum's term m_x s_y adds per block, as ggml's.
+ * A lone last row is paired with itself. */
+#define QGEMV_DEFINE_TILE_32_PAIRS(name, act)                                                   \
     /* GEMV, one block of 4 rows: acc = {lo01, hi01, lo23, hi23} */                           \
     QGEMV_ALWAYS_INLINE void tile_32_pairs_step_##name(const block_##name *x0, const block_##name *x1, \
                                                        const block_##name *x2, const block_##name *x3, \
@@ -471,28 +405,19 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
         const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
         const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
         const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
-        __m256i clo = ones, chi = ones;                                                         \
-        if (offset) tile_32_pair_corr(offset, y->qs, &clo, &chi);                               \
         const __m256 s = _mm256_castps128_ps256(_mm_mul_ps(tile_scales4_##name(x0, x1, x2, x3), \
                                                            _mm_set1_ps(scale_##act(y))));       \
-        if (has_min)                                                                            \
-            *summ = _mm_add_ps(*summ, _mm_mul_ps(tile_mins4_##name(x0, x1, x2, x3),             \
-                                                 _mm_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s)))); \
+        *summ = _mm_add_ps(*summ, _mm_mul_ps(tile_mins4_##name(x0, x1, x2, x3),                 \
+                                             _mm_set1_ps(qgemv_fp16_to_fp32(y->s))));           \
         QGEMV_PREFETCH_STREAM(x0, sizeof(*x0)); QGEMV_PREFETCH_STREAM(x1, sizeof(*x1));         \
         QGEMV_PREFETCH_STREAM(x2, sizeof(*x2)); QGEMV_PREFETCH_STREAM(x3, sizeof(*x3));         \
         const __m256i v01 = _mm256_loadu2_m128i((const __m128i *)x1->qs, (const __m128i *)x0->qs); \
         const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3->qs, (const __m128i *)x2->qs); \
         __m256i plo01, phi01, plo23, phi23;                                                     \
-        tile_32_pair_dot(signed_levels, tile_pair_levels_##name(_mm256_and_si256(v01, m4)),     \
-                         tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v01, 4), m4)), \
+        tile_32_pair_dot(_mm256_and_si256(v01, m4), _mm256_and_si256(_mm256_srli_epi16(v01, 4), m4), \
                          y->qs, ones, &plo01, &phi01);                                          \
-        tile_32_pair_dot(signed_levels, tile_pair_levels_##name(_mm256_and_si256(v23, m4)),     \
-                         tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v23, 4), m4)), \
+        tile_32_pair_dot(_mm256_and_si256(v23, m4), _mm256_and_si256(_mm256_srli_epi16(v23, 4), m4), \
                          y->qs, ones, &plo23, &phi23);                                          \
-        if (offset) {                                                                           \
-            plo01 = _mm256_sub_epi32(plo01, clo); phi01 = _mm256_sub_epi32(phi01, chi);         \
-            plo23 = _mm256_sub_epi32(plo23, clo); phi23 = _mm256_sub_epi32(phi23, chi);         \
-        }                                                                                       \
         const __m256 s01 = _mm256_permutevar8x32_ps(s, idx01), s23 = _mm256_permutevar8x32_ps(s, idx23); \
         acc[0] = _mm256_fmadd_ps(s01, _mm256_cvtepi32_ps(plo01), acc[0]);                       \
         acc[1] = _mm256_fmadd_ps(s01, _mm256_cvtepi32_ps(phi01), acc[1]);                       \
@@ -504,43 +429,26 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
                                                   const block_##name *x2, const block_##name *x3, \
                                                   const uint8_t *a, float out[4]) {             \
         const block_##act *y = (const block_##act *)a;                                          \
-        __m256 acc[4], acc_odd[4];                                                              \
-        for (int k = 0; k < 4; k++) { acc[k] = _mm256_setzero_ps(); acc_odd[k] = _mm256_setzero_ps(); } \
+        __m256 acc[4];                                                                          \
+        for (int k = 0; k < 4; k++) acc[k] = _mm256_setzero_ps();                               \
         __m128 summ = _mm_setzero_ps();                                                         \
-        int64_t ib = 0;                                                                         \
-        if (two_acc) {                                                                          \
-            for (; ib + 2 <= nb; ib += 2) {                                                     \
-                tile_32_pairs_step_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib], &y[ib], acc, &summ); \
-                tile_32_pairs_step_##name(&x0[ib + 1], &x1[ib + 1], &x2[ib + 1], &x3[ib + 1], &y[ib + 1], \
-                                          acc_odd, &summ);                                      \
-            }                                                                                   \
-            for (int k = 0; k < 4; k++) acc[k] = _mm256_add_ps(acc[k], acc_odd[k]);             \
-        } else {                                                                                \
-            for (; ib < nb; ib++)                                                               \
-                tile_32_pairs_step_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib], &y[ib], acc, &summ); \
-        }                                                                                       \
+        for (int64_t ib = 0; ib < nb; ib++)                                                     \
+            tile_32_pairs_step_##name(&x0[ib], &x1[ib], &x2[ib], &x3[ib], &y[ib], acc, &summ);  \
         float sm[4];                                                                            \
         _mm_storeu_ps(sm, summ);                                                                \
-        const block_##name *xr[4] = {x0, x1, x2, x3};                                           \
-        for (int r = 0; r < 4; r++) {                                                           \
-            float t = tile_32_hsum_pair_row(acc[2 * (r / 2)], acc[2 * (r / 2) + 1], r % 2);     \
-            if (has_min) t += sm[r];                                                            \
-            if (two_acc && ib < nb) t = tail_32_##name(&xr[r][ib], &y[ib], t);                  \
-            out[r] = t;                                                                         \
-        }                                                                                       \
+        for (int r = 0; r < 4; r++)                                                             \
+            out[r] = tile_32_hsum_pair_row(acc[2 * (r / 2)], acc[2 * (r / 2) + 1], r % 2) + sm[r]; \
     }                                                                                           \
     /* a batch: blocks k0 .. k0 + kn - 1 of np row pairs against CB columns; acc[ip][c] =      \
-     * {lo, hi} (two_acc: then the odd blocks' lo, hi), swept once per parity; dxs[ip][k]: the   \
-     * pair's scales (row a in lanes 0..3, row b in 4..7), mins[ip][k]: its minima; summ[r]:    \
-     * the 4 columns' m_x s_y sums of row r */                                                 \
+     * {lo, hi}; dxs[ip][k]: the pair's scales (row a in lanes 0..3, row b in 4..7),            \
+     * mins[ip][k]: its minima; summ[r]: the 4 columns' m_x s_y sums of row r */                \
     QGEMV_ALWAYS_INLINE void tile_32_ppass_##name(int64_t k0, int64_t kn, const block_##name *const *xr, \
                                                   int64_t np, const uint8_t *a, int64_t act_stride, \
-                                                  const int CB, __m256 acc[][TILE_32_COLS][2 + 2 * two_acc], \
+                                                  const int CB, __m256 acc[][TILE_32_COLS][2],  \
                                                   float summ[][TILE_32_COLS],                   \
                                                   const __m256 dxs[][TILE_32_CHUNK],            \
                                                   const float mins[][TILE_32_CHUNK][2]) {       \
         const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
-        __m256i corr[TILE_32_CHUNK][4][2];                                                      \
         __m256 da[TILE_32_CHUNK][4];                                                            \
         __m128 sa[TILE_32_CHUNK];                                                               \
         for (int64_t k = 0; k < kn; k++) {                                                      \
@@ -548,50 +456,42 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
             for (int c = 0; c < CB; c++) {                                                      \
                 const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
                 da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
-                if (offset) tile_32_pair_corr(offset, y->qs, &corr[k][c][0], &corr[k][c][1]);  \
-                if (has_min) s4[c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);           \
+                s4[c] = qgemv_fp16_to_fp32(y->s);                                               \
             }                                                                                   \
             sa[k] = _mm_loadu_ps(s4);                                                           \
         }                                                                                       \
         for (int64_t ip = 0; ip < np; ip++) {                                                   \
             const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;                \
-            for (int par = 0; par <= two_acc; par++) {                                          \
-                __m256 ac[4][2];                                                                \
-                __m128 sm0 = _mm_setzero_ps(), sm1 = _mm_setzero_ps();                          \
-                for (int c = 0; c < CB; c++) { ac[c][0] = acc[ip][c][2 * par]; ac[c][1] = acc[ip][c][2 * par + 1]; } \
-                if (has_min) { sm0 = _mm_loadu_ps(summ[2 * ip]); sm1 = _mm_loadu_ps(summ[2 * ip + 1]); } \
-                for (int64_t k = par; k < kn; k += 1 + two_acc) {                               \
-                    const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
-                    const __m256i lo = tile_pair_levels_##name(_mm256_and_si256(v, m4));        \
-                    const __m256i hi = tile_pair_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
-                    const __m256 dx = dxs[ip][k];                                               \
-                    for (int c = 0; c < CB; c++) {                                              \
-                        const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs; \
-                        __m256i plo, phi;                                                       \
-                        tile_32_pair_dot(signed_levels, lo, hi, aq, ones, &plo, &phi);          \
-                        if (offset) {                                                           \
-                            plo = _mm256_sub_epi32(plo, corr[k][c][0]);                         \
-                            phi = _mm256_sub_epi32(phi, corr[k][c][1]);                         \
-                        }                                                                       \
-                        const __m256 d = _mm256_mul_ps(dx, da[k][c]);                           \
-                        ac[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), ac[c][0]);       \
-                        ac[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), ac[c][1]);       \
-                    }                                                                           \
-                    if (has_min) {  /* m_x s_y: a product and a sum per block, as ggml */       \
-                        sm0 = _mm_add_ps(sm0, _mm_mul_ps(_mm_set1_ps(mins[ip][k][0]), sa[k]));  \
-                        sm1 = _mm_add_ps(sm1, _mm_mul_ps(_mm_set1_ps(mins[ip][k][1]), sa[k]));  \
-                    }                                                                           \
+            __m256 ac[4][2];                                                                    \
+            for (int c = 0; c < CB; c++) { ac[c][0] = acc[ip][c][0]; ac[c][1] = acc[ip][c][1]; } \
+            __m128 sm0 = _mm_loadu_ps(summ[2 * ip]), sm1 = _mm_loadu_ps(summ[2 * ip + 1]);       \
+            for (int64_t k = 0; k < kn; k++) {                                                  \
+                const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
+                const __m256i lo = _mm256_and_si256(v, m4);                                     \
+                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);               \
+                const __m256 dx = dxs[ip][k];                                                   \
+                for (int c = 0; c < CB; c++) {                                                  \
+                    const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs; \
+                    __m256i plo, phi;                                                           \
+                    tile_32_pair_dot(lo, hi, aq, ones, &plo, &phi);                             \
+                    const __m256 d = _mm256_mul_ps(dx, da[k][c]);                               \
+                    ac[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), ac[c][0]);           \
+                    ac[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), ac[c][1]);           \
                 }                                                                               \
-                for (int c = 0; c < CB; c++) { acc[ip][c][2 * par] = ac[c][0]; acc[ip][c][2 * par + 1] = ac[c][1]; } \
-                if (has_min) { _mm_storeu_ps(summ[2 * ip], sm0); _mm_storeu_ps(summ[2 * ip + 1], sm1); } \
+                /* m_x s_y: a product and a sum per block, as ggml */                           \
+                sm0 = _mm_add_ps(sm0, _mm_mul_ps(_mm_set1_ps(mins[ip][k][0]), sa[k]));          \
+                sm1 = _mm_add_ps(sm1, _mm_mul_ps(_mm_set1_ps(mins[ip][k][1]), sa[k]));          \
             }                                                                                   \
+            for (int c = 0; c < CB; c++) { acc[ip][c][0] = ac[c][0]; acc[ip][c][1] = ac[c][1]; } \
+            _mm_storeu_ps(summ[2 * ip], sm0);                                                   \
+            _mm_storeu_ps(summ[2 * ip + 1], sm1);                                               \
         }                                                                                       \
     }                                                                                           \
     /* a batch: nr <= TILE_32_ROWS rows x nc <= TILE_32_COLS columns, rows in pairs */          \
     static void tile_32_pbatch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
                                       const uint8_t *a, int64_t act_stride, int64_t nc,         \
                                       float *out, int64_t out_stride) {                         \
-        __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS][2 + 2 * two_acc];                            \
+        __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS][2];                                          \
         float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
         __m256 dxs[TILE_32_ROWS / 2][TILE_32_CHUNK];                                            \
         float mins[TILE_32_ROWS / 2][TILE_32_CHUNK][2];                                         \
@@ -599,34 +499,29 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
         const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
         const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
         const int64_t np = (nr + 1) / 2;                                                        \
-        const int64_t nv = two_acc ? nb & ~(int64_t)1 : nb;   /* blocks of the vector sums */   \
         for (int64_t r = 0; r < 2 * np; r++)  /* a lone last row pairs with itself */           \
             xr[r] = (const block_##name *)(w + (r < nr ? r : nr - 1) * row_stride);            \
         for (int64_t r = 0; r < 2 * np; r++)                                                    \
             for (int64_t c = 0; c < TILE_32_COLS; c++) {                                        \
-                if (c < nc)                                                                     \
-                    for (int k = 0; k < 2 + 2 * two_acc; k++) acc[r / 2][c][k] = _mm256_setzero_ps(); \
+                if (c < nc) acc[r / 2][c][0] = acc[r / 2][c][1] = _mm256_setzero_ps();          \
                 summ[r][c] = 0.0f;                                                              \
             }                                                                                   \
-        for (int64_t k0 = 0; k0 < nv; k0 += TILE_32_CHUNK) {  /* TILE_32_CHUNK is even */       \
-            const int64_t kn = nv - k0 < TILE_32_CHUNK ? nv - k0 : TILE_32_CHUNK;               \
+        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
+            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
             for (int64_t ip = 0; ip < np; ip++) {  /* the weights' side, once for all columns */ \
                 const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;            \
-                for (int64_t k = 0; k < kn; k += 2) {  /* kn is even unless nb is */            \
+                for (int64_t k = 0; k < kn; k += 2) {  /* an odd last block: paired with itself */ \
                     const int64_t k1 = k + 1 < kn ? k + 1 : k;                                  \
                     const __m256 s = _mm256_castps128_ps256(tile_scales4_##name(&x0[k], &x1[k], &x0[k1], &x1[k1])); \
                     dxs[ip][k] = _mm256_permutevar8x32_ps(s, idx01);                            \
                     dxs[ip][k1] = _mm256_permutevar8x32_ps(s, idx23);                           \
-                    if (has_min) {                                                              \
-                        mins[ip][k][0] = tile_min_##name(&x0[k]); mins[ip][k][1] = tile_min_##name(&x1[k]); \
-                        mins[ip][k1][0] = tile_min_##name(&x0[k1]); mins[ip][k1][1] = tile_min_##name(&x1[k1]); \
-                    }                                                                           \
+                    mins[ip][k][0] = min_##name(&x0[k]); mins[ip][k][1] = min_##name(&x1[k]);   \
+                    mins[ip][k1][0] = min_##name(&x0[k1]); mins[ip][k1][1] = min_##name(&x1[k1]); \
                 }                                                                               \
             }                                                                                   \
             for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
                 const uint8_t *a_ = a + c0 * act_stride;                                        \
-                __m256(*acc_)[TILE_32_COLS][2 + 2 * two_acc] =                                  \
-                    (__m256(*)[TILE_32_COLS][2 + 2 * two_acc]) & acc[0][c0];                    \
+                __m256(*acc_)[TILE_32_COLS][2] = (__m256(*)[TILE_32_COLS][2]) & acc[0][c0];     \
                 float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
                 switch (nc - c0) {                                                              \
                 case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_, dxs, mins); break; \
@@ -637,16 +532,9 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
             }                                                                                   \
         }                                                                                       \
         for (int64_t r = 0; r < nr; r++)                                                        \
-            for (int64_t c = 0; c < nc; c++) {                                                  \
-                __m256 *ac = acc[r / 2][c];                                                     \
-                const __m256 lo = two_acc ? _mm256_add_ps(ac[0], ac[2 * two_acc]) : ac[0];      \
-                const __m256 hi = two_acc ? _mm256_add_ps(ac[1], ac[2 * two_acc + 1]) : ac[1];  \
-                float t = tile_32_hsum_pair_row(lo, hi, (int)(r % 2));                          \
-                if (has_min) t += summ[r][c];                                                   \
-                if (two_acc && nv < nb)                                                         \
-                    t = tail_32_##name(xr[r] + nv, (const block_q8_0 *)(a + c * act_stride) + nv, t); \
-                out[r * out_stride + c] = t;                                                    \
-            }                                                                                   \
+            for (int64_t c = 0; c < nc; c++)                                                    \
+                out[r * out_stride + c] =                                                       \
+                    tile_32_hsum_pair_row(acc[r / 2][c][0], acc[r / 2][c][1], (int)(r % 2)) + summ[r][c]; \
     }                                                                                           \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
@@ -679,11 +567,11 @@ static inline __m256i tile_pair_levels_mxfp4(__m256i nib) {
         tile_32_##name##_##act(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride); \
     }
 
-/* the formats without a pair kernel (q4_0, q4_1, iq4_nl and mxfp4 have theirs below) */
+/* the formats without a pair kernel (q4_1 has it; q4_0, iq4_nl and mxfp4 are in q32_x8.h) */
 QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
-QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1, 0, 1, 0, 0)
+QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1)
 
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
