@@ -108,6 +108,23 @@ static inline __m256i unpack_mxfp4(const block_mxfp4 *b) {
 
 /* ---------------------------------------------------------------- the loops, once */
 
+/* sum_j q_j a_j of one block against 32 int8 activations, exact, portable C */
+#define QGEMV_DEFINE_DOT_REF_32(name)                                                      \
+    static inline int32_t dot_ref_32_##name(const block_##name *x, const int8_t *aq) {    \
+        int8_t q[32];                                                                      \
+        unpack_##name##_ref(x, q);                                                         \
+        int32_t s = 0;                                                                     \
+        for (int j = 0; j < 32; j++) s += q[j] * aq[j];                                    \
+        return s;                                                                          \
+    }
+QGEMV_DEFINE_DOT_REF_32(q4_0)
+QGEMV_DEFINE_DOT_REF_32(q4_1)
+QGEMV_DEFINE_DOT_REF_32(q5_0)
+QGEMV_DEFINE_DOT_REF_32(q5_1)
+QGEMV_DEFINE_DOT_REF_32(q8_0)
+QGEMV_DEFINE_DOT_REF_32(iq4_nl)
+QGEMV_DEFINE_DOT_REF_32(mxfp4)
+
 #if defined(QGEMV_AVX2)
 /* 32 int8 levels times d (plus m): exact int -> float, then one rounding, as the portable path */
 static inline void qgemv_store_levels_32(__m256i q, float d, float m, int has_min, float *y) {
@@ -203,13 +220,8 @@ TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_0 *y = (const block_q8_0 *)a;                                       \
         float sum = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
-            int8_t q[32];                                                                  \
-            unpack_##name##_ref(&x[ib], q);                                                \
-            int32_t s = 0;                                                                 \
-            for (int j = 0; j < 32; j++) s += q[j] * y[ib].qs[j];                          \
-            sum += (float)s * (scale_##name(&x[ib]) * scale_q8_0(&y[ib]));                 \
-        }                                                                                  \
+        for (int64_t ib = 0; ib < n / 32; ib++)                                            \
+            sum += (float)dot_ref_32_##name(&x[ib], y[ib].qs) * (scale_##name(&x[ib]) * scale_q8_0(&y[ib])); \
         return sum;                                                                        \
     }
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
@@ -217,14 +229,9 @@ TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_1 *y = (const block_q8_1 *)a;                                       \
         float sum = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / 32; ib++) {                                          \
-            int8_t q[32];                                                                  \
-            unpack_##name##_ref(&x[ib], q);                                                \
-            int32_t s = 0;                                                                 \
-            for (int j = 0; j < 32; j++) s += q[j] * y[ib].qs[j];                          \
-            sum += (float)s * (scale_##name(&x[ib]) * scale_q8_1(&y[ib]))                  \
+        for (int64_t ib = 0; ib < n / 32; ib++)                                            \
+            sum += (float)dot_ref_32_##name(&x[ib], y[ib].qs) * (scale_##name(&x[ib]) * scale_q8_1(&y[ib])) \
                  + min_##name(&x[ib]) * qgemv_fp16_to_fp32(y[ib].s);                       \
-        }                                                                                  \
         return sum;                                                                        \
     }
 #endif

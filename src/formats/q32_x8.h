@@ -57,16 +57,9 @@ static inline int x8_level_mxfp4(int v) { return kvalues_mxfp4[v]; }
 #if defined(QGEMV_AVX2)
 #define X8_BLOCK_DOT(name, x, y) qgemv_hsum_i32x8(qgemv_dot_s8s8_i32x8(unpack_##name(x), unpack_q8_0(y)))
 #else
-#define X8_BLOCK_DOT(name, x, y) x8_block_dot_ref_##name(x, y)
+#define X8_BLOCK_DOT(name, x, y) dot_ref_32_##name(x, (y)->qs)
 #endif
 #define QGEMV_DEFINE_VEC_DOT_X8(name)                                                            \
-    static inline int32_t x8_block_dot_ref_##name(const block_##name *x, const block_q8_0 *y) {  \
-        int8_t q[32];                                                                           \
-        unpack_##name##_ref(x, q);                                                              \
-        int32_t s = 0;                                                                          \
-        for (int j = 0; j < 32; j++) s += q[j] * y->qs[j];                                      \
-        return s;                                                                               \
-    }                                                                                           \
     static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                        \
         const block_q8_0 *y = (const block_q8_0 *)a;                                            \
