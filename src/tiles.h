@@ -35,11 +35,15 @@
                     n, (const uint8_t *)w + r * row_stride, (const uint8_t *)a + c * act_stride); \
     }
 
-/* a single column, row after row by vec_dot: each thread one read stream, which a family's
- * multi-row passes do not beat for most formats (benches/RESULTS.md) */
-#define QGEMV_TILE_ONE_COLUMN(vec_dot, n, w, row_stride, nrows, a, out, out_stride)          \
-    for (int64_t r_ = 0; r_ < (nrows); r_++)                                                \
-        (out)[r_ * (out_stride)] = vec_dot((n), (const uint8_t *)(w) + r_ * (row_stride), (a))
+/* in a tile: a single column (ncols == 1) goes row after row by vec_dot, and the tile returns:
+ * each thread one read stream, which a family's multi-row passes do not beat for most formats
+ * (benches/RESULTS.md) */
+#define QGEMV_TILE_ONE_COLUMN(vec_dot, n, w, row_stride, nrows, a, ncols, out, out_stride)   \
+    if ((ncols) == 1) {                                                                     \
+        for (int64_t r_ = 0; r_ < (nrows); r_++)                                            \
+            (out)[r_ * (out_stride)] = vec_dot((n), (const uint8_t *)(w) + r_ * (row_stride), (a)); \
+        return;                                                                             \
+    }
 
 /* vec_dot_tile_<name>_<act> by a row kernel that takes one row and up to 4 columns,
  * kernel(nb, row's blocks, columns' activations, act_stride, CB, out), CB a constant per call
@@ -49,10 +53,7 @@
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols == 1) {                                                                   \
-            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, out, out_stride); \
-            return;                                                                         \
-        }                                                                                   \
+        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         for (int64_t r = 0; r < nrows; r++) {                                               \
             const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                     \

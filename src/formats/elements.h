@@ -174,10 +174,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
     static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols == 1) {                                                                  \
-            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, out, out_stride); \
-            return;                                                                        \
-        }                                                                                  \
+        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         const int64_t nv = n / 16 * 16;                                                    \
         __m256 af_[QGEMV_FLOAT_TILE_COLS * QGEMV_FLOAT_TILE_K / 8];   /* 32-byte aligned */ \
         float *af = (float *)af_;                                                          \

@@ -363,10 +363,7 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
                                        int64_t ncols, float *restrict out, int64_t out_stride) { \
         const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                      \
         const int64_t nb = n / 32;                                                              \
-        if (ncols == 1) {                                                                       \
-            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, out, out_stride); \
-            return;                                                                             \
-        }                                                                                       \
+        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                    \
             for (int64_t c0 = 0; c0 < ncols; c0 += TILE_32_COLS)                                \
                 tile_32_batch_##name(nb, wr + r0 * row_stride, row_stride,                      \
