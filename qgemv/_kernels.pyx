@@ -149,10 +149,14 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
 
 
-# panels (8 rows) per tile of matmul_panels, at most: a batch's tiles share each column's
-# per-block set-up (scale, offset sum) among this many panels (what the tile kernel keeps
-# accumulators for, X8_PANELS in src/formats/q32_x8.h); a single column reads one panel per
-# tile, one read stream per thread, which streams from memory faster (benches/RESULTS.md)
+# rows per panel of the interleaved layouts (block_<name>x8 in include/qgemv/blocks.h; the
+# format table's interleave, which must equal it)
+cdef enum: _PANEL_ROWS = 8
+PANEL_ROWS = _PANEL_ROWS
+
+# panels per tile of matmul_panels, at most: a tile shares each column's per-block
+# set-up (scale, offset sum) among this many panels (what the tile kernel keeps accumulators
+# for, X8_PANELS in src/formats/q32_x8.h)
 cdef enum: _TILE_PANELS = 4
 
 
@@ -161,7 +165,7 @@ def interleave(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
     """panels <- rows 0 .. 8 npanels - 1 of data in the format's interleaved layout (8 rows per
     panel, include/qgemv/blocks.h), npanels = panels.size / (8 row_nbytes)."""  # IN data; OUT panels
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t panel_nbytes = 8 * row_nbytes, npanels, p
+    cdef Py_ssize_t panel_nbytes = _PANEL_ROWS * row_nbytes, npanels, p
     cdef const uint8_t *base = &data[0]
     if row_nbytes == 0 or panels.shape[0] == 0:
         return
@@ -178,18 +182,18 @@ def matmul_panels(str isa, int qtype, const uint8_t[::1] panels, const uint8_t[:
     (tiles of up to TILE_PANELS panels, split evenly over the threads), the last rows % 8 from
     data."""  # IN panels, data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = 8 * row_nbytes
-    cdef Py_ssize_t npanels = rows // 8, per_tile, n_tiles, tile, p0, r0 = 8 * (rows // 8)
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = _PANEL_ROWS * row_nbytes
+    cdef Py_ssize_t npanels = rows // _PANEL_ROWS, per_tile, n_tiles, tile, p0, r0 = _PANEL_ROWS * npanels
     if rows == 0 or batch == 0:
         return
     with nogil:
         if npanels:
-            per_tile = _per_tile(npanels, n_threads, _TILE_PANELS if batch > 1 else 1, 1)
+            per_tile = _per_tile(npanels, n_threads, _TILE_PANELS, 1)
             n_tiles = (npanels + per_tile - 1) // per_tile
             for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
                 p0 = tile * per_tile
                 t.panel_tile[qtype](cols, &panels[p0 * panel_nbytes], panel_nbytes, min(per_tile, npanels - p0),
-                                    &xq[0, 0], xq.shape[1], batch, &out[8 * p0, 0], batch)
+                                    &xq[0, 0], xq.shape[1], batch, &out[_PANEL_ROWS * p0, 0], batch)
         if r0 < rows:
             t.vec_dot_tile[qtype](cols, &data[r0 * row_nbytes], row_nbytes, rows - r0,
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)

@@ -139,7 +139,7 @@ INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 def test_interleaved_formats_are_the_4bit_32_value_formats():
     assert [f.name for f in INTERLEAVED] == ["q4_0", "iq4_nl", "mxfp4"]
-    assert all(f.interleave == 8 for f in INTERLEAVED)
+    assert all(f.interleave == _kernels.PANEL_ROWS == 8 for f in INTERLEAVED)
 
 
 def _panels(m, n_threads=1):

@@ -75,7 +75,8 @@ QGEMV_DEFINE_VEC_DOT_X8(iq4_nl)
 QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
 
 /* ---------------------------------------------------------------- panels */
-#define X8_CHUNK 32    /* blocks per pass: a panel's chunk (4.5 KiB) stays in L1 for every column group */
+#define X8_SIDE 512    /* column-blocks of activation set-up (scale, offset sum) a pass keeps */
+#define X8_CHUNK 32    /* blocks per pass of the GGUF layout, interleaved into a scratch of this many */
 #define X8_PANELS 4    /* panels (8 rows each) whose accumulators a tile keeps */
 #define X8_COLS 32     /* columns likewise */
 #ifndef X8_PREFETCH
@@ -151,12 +152,12 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
 }
 
 /* kn panel blocks against CB columns: acc[c] (lane r: row r) gets blocks k0 .. k0 + kn - 1 of
- * column c (y[c] points at its block k0); da[k][c], corr[k][c]: the columns' scales and offset
- * sums */
+ * column c (y[c] points at its block k0); da[k * stride + c], corr[k * stride + c]: the columns'
+ * scales and offset sums */
 #define QGEMV_DEFINE_X8_PASS(name)                                                               \
     QGEMV_ALWAYS_INLINE void x8_pass_##name(const block_##name##x8 *restrict xp, int64_t kn,     \
-                                            const block_q8_0 *const *y, const float (*da)[X8_COLS], \
-                                            const int32_t (*corr)[X8_COLS], const int CB, __m256 *acc) { \
+                                            const block_q8_0 *const *y, const float *da,         \
+                                            const int32_t *corr, int64_t stride, const int CB, __m256 *acc) { \
         const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
         __m256 ac[4];                                                                           \
         for (int c = 0; c < CB; c++) ac[c] = acc[c];                                            \
@@ -174,8 +175,8 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
                 }                                                                               \
             }                                                                                   \
             for (int c = 0; c < CB; c++) {                                                      \
-                const __m256i isum = x8_dot(X8_KIND_##name, u, au, y[c][k].qs, corr[k][c]);     \
-                ac[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da[k][c])), ac[c]); \
+                const __m256i isum = x8_dot(X8_KIND_##name, u, au, y[c][k].qs, corr[k * stride + c]); \
+                ac[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(da[k * stride + c])), ac[c]); \
             }                                                                                   \
         }                                                                                       \
         for (int c = 0; c < CB; c++) acc[c] = ac[c];                                            \
@@ -185,34 +186,38 @@ QGEMV_DEFINE_X8_PASS(iq4_nl)
 QGEMV_DEFINE_X8_PASS(mxfp4)
 
 /* The tile loop, once for both layouts: rows in groups of up to X8_PANELS panels, columns in
- * slabs of X8_COLS, blocks in chunks of X8_CHUNK (the columns' scales and offset sums made once
- * per chunk, each panel chunk then swept by every group of 4 columns).  plain: src holds nrows
- * GGUF rows (stride: row bytes), interleaved chunk by chunk into a scratch panel (a last group
- * short of 8 rows repeats its last row); else src holds nrows / 8 panels (stride: panel bytes). */
+ * slabs of X8_COLS, blocks in chunks of X8_SIDE / columns (the columns' scales and offset sums
+ * made once per chunk for all the group's panels, each panel chunk then swept by every group of
+ * 4 columns: a single column's chunk is 512 blocks, so its panels are read one after another,
+ * one stream at a time; 32 columns' is 16 blocks, 2.3 KiB of a panel, reused from L1).  plain:
+ * src holds nrows GGUF rows (stride: row bytes), interleaved chunk by chunk (at most X8_CHUNK
+ * blocks) into a scratch panel (a last group short of 8 rows repeats its last row); else src
+ * holds nrows / 8 panels (stride: panel bytes). */
 #define QGEMV_DEFINE_X8_TILE(name)                                                               \
     static void x8_tile_##name(int64_t n, const uint8_t *src, int64_t stride, int64_t nrows, int plain, \
                                const uint8_t *a, int64_t act_stride, int64_t ncols, float *out,  \
                                int64_t out_stride) {                                            \
         const int64_t nb = n / 32;                                                              \
         block_##name##x8 scratch[X8_CHUNK];                                                     \
-        float da[X8_CHUNK][X8_COLS];                                                            \
-        int32_t corr[X8_CHUNK][X8_COLS];                                                        \
+        float da[X8_SIDE];                                                                      \
+        int32_t corr[X8_SIDE];                                                                  \
         __m256 acc[X8_PANELS][X8_COLS];                                                         \
         for (int64_t c0 = 0; c0 < ncols; c0 += X8_COLS) {                                       \
             const int64_t nc = ncols - c0 < X8_COLS ? ncols - c0 : X8_COLS;                     \
+            const int64_t chunk = plain && X8_SIDE / nc > X8_CHUNK ? X8_CHUNK : X8_SIDE / nc;    \
             for (int64_t r0 = 0; r0 < nrows; r0 += 8 * X8_PANELS) {                             \
                 const int64_t nr = nrows - r0 < 8 * X8_PANELS ? nrows - r0 : 8 * X8_PANELS;      \
                 const int64_t np = (nr + 7) / 8;                                                \
                 for (int64_t p = 0; p < np; p++)                                                \
                     for (int64_t c = 0; c < nc; c++) acc[p][c] = _mm256_setzero_ps();           \
-                for (int64_t k0 = 0; k0 < nb; k0 += X8_CHUNK) {                                 \
-                    const int64_t kn = nb - k0 < X8_CHUNK ? nb - k0 : X8_CHUNK;                 \
+                for (int64_t k0 = 0; k0 < nb; k0 += chunk) {                                    \
+                    const int64_t kn = nb - k0 < chunk ? nb - k0 : chunk;                       \
                     const block_q8_0 *y[X8_COLS];                                               \
                     for (int64_t c = 0; c < nc; c++) {                                          \
                         y[c] = (const block_q8_0 *)(a + (c0 + c) * act_stride) + k0;            \
                         for (int64_t k = 0; k < kn; k++) {                                      \
-                            da[k][c] = scale_q8_0(&y[c][k]);                                    \
-                            corr[k][c] = x8_offset_sum(X8_OFFSET_##name, &y[c][k]);             \
+                            da[k * nc + c] = scale_q8_0(&y[c][k]);                              \
+                            corr[k * nc + c] = x8_offset_sum(X8_OFFSET_##name, &y[c][k]);       \
                         }                                                                       \
                     }                                                                           \
                     for (int64_t p = 0; p < np; p++) {                                          \
@@ -234,13 +239,13 @@ QGEMV_DEFINE_X8_PASS(mxfp4)
                         }                                                                       \
                         for (int64_t cg = 0; cg < nc; cg += 4) {                                \
                             const block_q8_0 *const *yc = y + cg;                               \
-                            const float(*dac)[X8_COLS] = (const float(*)[X8_COLS]) & da[0][cg]; \
-                            const int32_t(*cc)[X8_COLS] = (const int32_t(*)[X8_COLS]) & corr[0][cg]; \
+                            const float *dac = da + cg;                                         \
+                            const int32_t *cc = corr + cg;                                      \
                             switch (nc - cg) {                                                  \
-                            case 1: x8_pass_##name(xp, kn, yc, dac, cc, 1, &acc[p][cg]); break; \
-                            case 2: x8_pass_##name(xp, kn, yc, dac, cc, 2, &acc[p][cg]); break; \
-                            case 3: x8_pass_##name(xp, kn, yc, dac, cc, 3, &acc[p][cg]); break; \
-                            default: x8_pass_##name(xp, kn, yc, dac, cc, 4, &acc[p][cg]); break; \
+                            case 1: x8_pass_##name(xp, kn, yc, dac, cc, nc, 1, &acc[p][cg]); break; \
+                            case 2: x8_pass_##name(xp, kn, yc, dac, cc, nc, 2, &acc[p][cg]); break; \
+                            case 3: x8_pass_##name(xp, kn, yc, dac, cc, nc, 3, &acc[p][cg]); break; \
+                            default: x8_pass_##name(xp, kn, yc, dac, cc, nc, 4, &acc[p][cg]); break; \
                             }                                                                   \
                         }                                                                       \
                     }                                                                           \
