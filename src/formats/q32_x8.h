@@ -21,11 +21,15 @@
  */
 
 /* ---------------------------------------------------------------- the layout */
-/* row r of a panel block from a GGUF block */
+/* row r of a panel block from a GGUF block, and back */
 #define QGEMV_DEFINE_X8_PUT_ROW(name, scale_field)                                               \
     static inline void x8_put_row_##name(block_##name##x8 *p, int r, const block_##name *x) {   \
         p->scale_field[r] = x->scale_field;                                                     \
         for (int g = 0; g < 4; g++) memcpy(&p->qs[32 * g + 4 * r], &x->qs[4 * g], 4);           \
+    }                                                                                           \
+    static inline void x8_get_row_##name(const block_##name##x8 *p, int r, block_##name *x) {   \
+        x->scale_field = p->scale_field[r];                                                     \
+        for (int g = 0; g < 4; g++) memcpy(&x->qs[4 * g], &p->qs[32 * g + 4 * r], 4);           \
     }
 QGEMV_DEFINE_X8_PUT_ROW(q4_0, d)
 QGEMV_DEFINE_X8_PUT_ROW(iq4_nl, d)
@@ -43,15 +47,6 @@ QGEMV_DEFINE_X8_PUT_ROW(mxfp4, e)
 QGEMV_DEFINE_INTERLEAVE_X8(q4_0)
 QGEMV_DEFINE_INTERLEAVE_X8(iq4_nl)
 QGEMV_DEFINE_INTERLEAVE_X8(mxfp4)
-
-/* row r's scale in a panel block */
-static inline float x8_scale_q4_0(const block_q4_0x8 *p, int r) { return qgemv_fp16_to_fp32(p->d[r]); }
-static inline float x8_scale_iq4_nl(const block_iq4_nlx8 *p, int r) { return qgemv_fp16_to_fp32(p->d[r]); }
-static inline float x8_scale_mxfp4(const block_mxfp4x8 *p, int r) { return qgemv_e8m0_to_fp32_half(p->e[r]); }
-/* the level of a nibble */
-static inline int x8_level_q4_0(int v) { return v - 8; }
-static inline int x8_level_iq4_nl(int v) { return kvalues_iq4nl[v]; }
-static inline int x8_level_mxfp4(int v) { return kvalues_mxfp4[v]; }
 
 /* ---------------------------------------------------------------- one row */
 #if defined(QGEMV_AVX2)
@@ -112,9 +107,7 @@ static inline __m256i x8_levels_mxfp4(__m256i nib) {   /* kvalues_mxfp4 + 12 */
     const __m128i t = _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12));
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), nib);
 }
-static inline __m256i x8_levels_iq4_nl(__m256i nib) {  /* signed */
-    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)), nib);
-}
+static inline __m256i x8_levels_iq4_nl(__m256i nib) { return qgemv_lookup16(kvalues_iq4nl, nib); }  /* signed */
 
 /* o sum_j a_j of an activation block: 8 lanes of o (4 values each), then summed */
 static inline int32_t x8_offset_sum(int o, const block_q8_0 *y) {
@@ -274,16 +267,10 @@ QGEMV_DEFINE_X8_PASS(mxfp4)
                     acc = vec_dot_##name##_q8_0(n, src + r * stride, y);                        \
                 } else {                                                                        \
                     const block_##name##x8 *xp = (const block_##name##x8 *)(src + r / 8 * stride); \
-                    const int rr = (int)(r % 8);                                                \
-                    for (int64_t b = 0; b < n / 32; b++) {                                      \
-                        int32_t s = 0;                                                          \
-                        for (int g = 0; g < 4; g++)                                             \
-                            for (int j = 0; j < 4; j++) {                                       \
-                                const uint8_t v = xp[b].qs[32 * g + 4 * rr + j];                \
-                                s += x8_level_##name(v & 0x0f) * y[b].qs[4 * g + j]             \
-                                   + x8_level_##name(v >> 4) * y[b].qs[16 + 4 * g + j];         \
-                            }                                                                   \
-                        acc = fmaf((float)s, x8_scale_##name(&xp[b], rr) * scale_q8_0(&y[b]), acc); \
+                    for (int64_t b = 0; b < n / 32; b++) {   /* vec_dot's step on the row's block */ \
+                        block_##name x;                                                         \
+                        x8_get_row_##name(&xp[b], (int)(r % 8), &x);                            \
+                        acc = fmaf((float)dot_ref_32_##name(&x, y[b].qs), scale_##name(&x) * scale_q8_0(&y[b]), acc); \
                     }                                                                           \
                 }                                                                               \
                 out[r * out_stride + c] = acc;                                                  \
