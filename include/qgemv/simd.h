@@ -86,7 +86,6 @@ static inline __m256i qgemv_nibbles_32(const uint8_t *qs) {
     return _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
 }
 
-/* 32 bits -> 32 bytes, 0xff where the bit is set (bit j -> byte j) */
 /* 32 bits (4 bytes) -> byte j of qword k holds byte k of the bits (bit j of it is value 8 k + j) */
 static inline __m256i qgemv_spread_bits_32(const uint8_t *bits4) {
     uint32_t bits;
@@ -95,6 +94,7 @@ static inline __m256i qgemv_spread_bits_32(const uint8_t *bits4) {
                                             0x0202020202020202LL, 0x0303030303030303LL);
     return _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
 }
+/* 32 bits -> 32 bytes, 0xff where the bit is set (bit j -> byte j) */
 static inline __m256i qgemv_bits_to_bytes_32(const uint8_t *bits4) {
     const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
     return _mm256_cmpeq_epi8(_mm256_and_si256(qgemv_spread_bits_32(bits4), bit), bit);

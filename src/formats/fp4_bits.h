@@ -51,7 +51,6 @@ static inline void levels_nvfp4(const block_nvfp4 *b, __m256i *k02, __m256i *k13
     *k13 = _mm256_shuffle_epi8(table, _mm256_unpackhi_epi64(lo, hi));
 }
 
-
 /* the 32 codes (0..3) of q8_0 block k (0 or 1) of a q2_0 block, in value order; qs2 holds
  * the block's 16 bytes in both halves.  Byte 4 l + i of each half takes byte i's field l
  * (one dword shift per field), then a 4x4 byte transpose puts value 4 i + l there. */
