@@ -53,24 +53,23 @@ static inline __m256i tq_trits_of(__m256i s) {
     return _mm256_abs_epi8(_mm256_add_epi8(m1, m2));
 }
 
-/* the 256 trits of a tq1_0 block, 32 per vector, in value order */
+/* the 256 trits of a tq1_0 block, 32 per vector, in value order.  The 16 bytes qs[32..48) and
+ * the 4 qh bytes (broadcast) share one vector x0, so one chain of tq_times3 gives both their
+ * powers: x_l = x0 3^l; trits 160.. come from the low halves of x0..x4 taken two at a time, and
+ * the qh trits from byte j of the high half of x_l, dword 4 + l */
 static inline void trits_tq1_0(const block_tq1_0 *b, __m256i t[8]) {
     const __m256i flip = _mm256_set1_epi8((char)0x80);
     __m256i s = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)b->qs), flip);
     for (int l = 0; l < 5; l++, s = tq_times3(s)) t[l] = tq_trits_of(s);
-    /* qs[32..48): trits l and l+1 in the two halves of one vector */
-    const __m128i s0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(b->qs + 32)), _mm256_castsi256_si128(flip));
-    const __m128i s1 = tq_times3_128(s0), s2 = tq_times3_128(s1), s3 = tq_times3_128(s2);
-    const __m128i s4 = tq_times3_128(s3);
-    t[5] = tq_trits_of(_mm256_set_m128i(s1, s0));
-    t[6] = tq_trits_of(_mm256_set_m128i(s3, s2));
-    /* qh: byte 4 l + j is qh[j] 3^l */
     uint32_t qh;
     memcpy(&qh, b->qh, 4);
-    const __m128i h0 = _mm_xor_si128(_mm_set1_epi32((int)qh), _mm256_castsi256_si128(flip));
-    const __m128i h1 = tq_times3_128(h0), h2 = tq_times3_128(h1), h3 = tq_times3_128(h2);
-    const __m128i h = _mm_blend_epi32(_mm_blend_epi32(h0, h1, 0x2), _mm_blend_epi32(h2, h3, 0x8), 0xC);
-    t[7] = tq_trits_of(_mm256_set_m128i(h, s4));
+    const __m128i q = _mm_loadu_si128((const __m128i *)(b->qs + 32));
+    const __m256i x0 = _mm256_xor_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_set1_epi32((int)qh), 1), flip);
+    const __m256i x1 = tq_times3(x0), x2 = tq_times3(x1), x3 = tq_times3(x2), x4 = tq_times3(x3);
+    const __m256i h = _mm256_blend_epi32(_mm256_blend_epi32(x0, x1, 0x20), _mm256_blend_epi32(x2, x3, 0x80), 0xC0);
+    t[5] = tq_trits_of(_mm256_permute2x128_si256(x0, x1, 0x20));
+    t[6] = tq_trits_of(_mm256_permute2x128_si256(x2, x3, 0x20));
+    t[7] = tq_trits_of(_mm256_blend_epi32(x4, h, 0xF0));
 }
 
 /* the 256 t of a tq2_0 block, 32 per vector, in value order */
