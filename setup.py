@@ -83,6 +83,8 @@ def write_formats_header(path: Path) -> None:
                   [(f.id, f.name) for f in _formats.with_op(_formats.QUANTIZE)])
     text += xlist("QGEMV_FOR_EACH_INTERLEAVED",
                   [(f.id, f.name, f.interleave) for f in _formats.FORMATS if f.interleave])
+    text += xlist("QGEMV_FOR_EACH_REPACK_AS",
+                  [(f.id, f.name, f.repack_as) for f in _formats.FORMATS if f.repack_as])
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)

@@ -12,6 +12,7 @@ cdef extern from "qgemv/kernels.h" nogil:
                                            const void *a, int64_t act_stride, int64_t ncols,
                                            float *out, int64_t out_stride) noexcept nogil
     ctypedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n, void *panel) noexcept nogil
+    ctypedef void (*qgemv_repack_row_fn)(const void *src, void *dst, int64_t n) noexcept nogil
     ctypedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
                                          const void *a, int64_t act_stride, int64_t ncols,
                                          float *out, int64_t out_stride) noexcept nogil
@@ -36,6 +37,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         size_t block_align[QGEMV_N_TYPES]
         qgemv_interleave_fn interleave[QGEMV_N_TYPES]
         qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES]
+        qgemv_repack_row_fn repack_row[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
         void (*copy_stream_f32)(const float *src, float *dst, int64_t n) noexcept nogil

@@ -175,6 +175,25 @@ def interleave(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
             t.interleave[qtype](base + p * panel_nbytes, row_nbytes, cols, &panels[p * panel_nbytes])
 
 
+def repack_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
+                uint8_t[::1] out, Py_ssize_t out_row_nbytes, int n_threads):
+    """out <- every row of data in the format's repack_as format, out_row_nbytes bytes per row
+    (_formats.py; the same levels and scales)."""  # IN data; OUT out
+    cdef const qgemv_kernel_table *t = _table(isa)
+    cdef Py_ssize_t rows, r
+    cdef const uint8_t *base = &data[0]
+    if t.repack_row[qtype] == NULL:
+        raise ValueError(f"type {qtype} has no repack_as format")
+    if row_nbytes == 0 or out_row_nbytes == 0:
+        return
+    rows = data.shape[0] // row_nbytes
+    if out.shape[0] != rows * out_row_nbytes:
+        raise ValueError(f"out holds {out.shape[0]} bytes, not {rows} rows of {out_row_nbytes}")
+    with nogil:
+        for r in prange(rows, schedule="static", num_threads=n_threads):
+            t.repack_row[qtype](base + r * row_nbytes, &out[r * out_row_nbytes], cols)
+
+
 def matmul_panels(str isa, int qtype, const uint8_t[::1] panels, const uint8_t[::1] data,
                   Py_ssize_t row_nbytes, Py_ssize_t cols, const uint8_t[:, ::1] xq, float[:, ::1] out,
                   int n_threads):

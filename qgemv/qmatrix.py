@@ -17,16 +17,19 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
-# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h).
-# The copy is as large as the matrix; QGEMV_REPACK=0 or set_repack(False) keeps to the GGUF bytes.
+# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h), and
+# those with a repack_as format from a copy in that format (tq1_0 as tq2_0: src/formats/ternary.h).
+# The copy is as large as the matrix (tq1_0's: 1.22x); QGEMV_REPACK=0 or set_repack(False) keeps
+# to the GGUF bytes.
 _repack = os.environ.get("QGEMV_REPACK", "1") != "0"
 
 
 def set_repack(enabled: bool) -> None:
-    """Whether products prepare the interleaved layout of the formats that have one (q4_0,
-    iq4_nl, mxfp4): a copy of the weights as large as them, made once per matrix at its first
-    product, which multiplies faster (results are identical either way).  Default: on, unless
-    the environment sets ``QGEMV_REPACK=0``.  Matrices that already have the copy keep it."""
+    """Whether products prepare the faster layout of the formats that have one: the interleaved
+    rows of q4_0, iq4_nl and mxfp4 (a copy as large as the weights) and tq1_0's rows as tq2_0
+    (1.22x), made once per matrix at its first product (results are identical either way).
+    Default: on, unless the environment sets ``QGEMV_REPACK=0``.  Matrices that already have
+    the copy keep it."""
     global _repack
     if not isinstance(enabled, bool):
         raise TypeError(f"set_repack takes a bool, not {type(enabled).__name__}")
@@ -76,7 +79,7 @@ class QMatrix:
     array([[4., 5., 6., 7.]], dtype=float32)
     """
 
-    __slots__ = ("_data", "_fmt", "_shape", "_row_nbytes", "_panels", "__weakref__")
+    __slots__ = ("_data", "_fmt", "_shape", "_row_nbytes", "_prepared", "__weakref__")
 
     def __init__(self, data, qtype, shape):
         fmt = _formats.lookup(qtype)
@@ -97,7 +100,7 @@ class QMatrix:
         self._fmt = fmt
         self._shape = (rows, cols)
         self._row_nbytes = row_nbytes
-        self._panels = None
+        self._prepared = None
 
     @classmethod
     def quantize(cls, a, qtype, imatrix=None, n_threads: int | None = None) -> QMatrix:
@@ -172,7 +175,7 @@ class QMatrix:
         self._fmt = fmt
         self._shape = (rows, cols)
         self._row_nbytes = blocks.shape[1]
-        self._panels = None
+        self._prepared = None
         return self
 
     # ------------------------------------------------------------------ properties
@@ -306,7 +309,8 @@ class QMatrix:
         isa = _dispatch.isa
         if act == "f32" and fmt.act != "f32":
             scratch = np.empty((n, cols), dtype=np.float32)
-            _kernels.matmul_f32(isa, fmt.id, self._data, self._row_nbytes, xt, out2, scratch, n)
+            qtype, data, row_nbytes = self._product_rows(n)
+            _kernels.matmul_f32(isa, qtype, data, row_nbytes, xt, out2, scratch, n)
         else:
             afmt = _formats.BY_NAME[act.lower()]
             xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
@@ -314,16 +318,16 @@ class QMatrix:
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
             panels = self._interleaved(n)
+            qtype, data, row_nbytes = self._product_rows(n)
             if panels is not None:
                 _kernels.matmul_panels(isa, fmt.id, panels, self._data, self._row_nbytes, cols, xq, out2, n)
             elif batch == 1 and self.nbytes > STREAMING_BYTES:
                 # A single column streaming from memory reads fastest one row after another (one
                 # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
                 # per family, between that and several rows per pass (src/tiles.h).
-                _kernels.matmul_act_vec_dot(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n)
+                _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
-                _kernels.matmul_act(isa, fmt.id, self._data, self._row_nbytes, cols, xq, out2, n,
-                                    fmt.interleave or 2)
+                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)
         return out
 
     def _interleaved(self, n_threads: int) -> np.ndarray | None:
@@ -331,13 +335,30 @@ class QMatrix:
         when the format has none, the matrix has fewer rows, or set_repack(False) was in force at
         its first product."""
         group = self._fmt.interleave
-        if self._panels is None and group and _repack and self._shape[0] >= group:
+        if self._prepared is None and group and _repack and self._shape[0] >= group:
             panels = np.empty(self._shape[0] // group * group * self._row_nbytes, dtype=np.uint8)
             _kernels.interleave(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes,
                                 self._shape[1], panels, n_threads)
             panels.flags.writeable = False
-            self._panels = panels
-        return self._panels
+            self._prepared = panels
+        return self._prepared if group else None
+
+    def _product_rows(self, n_threads: int) -> tuple[int, np.ndarray, int]:
+        """(type id, bytes, bytes per row) of the rows products read: the format's repack_as copy,
+        made on first use (set_repack(True) then), or the GGUF rows."""
+        fmt = self._fmt
+        if fmt.repack_as is None:
+            return fmt.id, self._data, self._row_nbytes
+        twin = _formats.BY_NAME[fmt.repack_as]
+        if self._prepared is None and _repack:
+            rows = np.empty(self._shape[0] * twin.row_nbytes(self._shape[1]), dtype=np.uint8)
+            _kernels.repack_rows(_dispatch.isa, fmt.id, self._data, self._row_nbytes, self._shape[1],
+                                 rows, twin.row_nbytes(self._shape[1]), n_threads)
+            rows.flags.writeable = False
+            self._prepared = rows
+        if self._prepared is None:
+            return fmt.id, self._data, self._row_nbytes
+        return twin.id, self._prepared, twin.row_nbytes(self._shape[1])
 
     def _require(self, op: str) -> None:
         if op not in self._fmt.ops or op not in _COMPILED_OPS[self._fmt.id]:

@@ -190,14 +190,14 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
     blocks = random_blocks(fmt.name, rows, cols, seed=9)
     x = np.random.default_rng(9).standard_normal((cols, 3)).astype(np.float32)
     m = QMatrix(blocks, fmt.name, (rows, cols))
-    assert m._panels is None                                   # nothing before the first product
+    assert m._prepared is None                                   # nothing before the first product
     m.dequantize()
-    assert m._panels is None
+    assert m._prepared is None
     y = m @ x
-    panels = m._panels
+    panels = m._prepared
     assert panels is not None and panels.nbytes == 24 * m.row_nbytes and not panels.flags.writeable
     np.testing.assert_array_equal(m @ x, y)
-    assert m._panels is panels                                 # made once
+    assert m._prepared is panels                                 # made once
     np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes
     assert QMatrix(blocks[:7], fmt.name, (7, cols)).matmul(x[:, 0]).shape == (7,)   # no panel: plain rows
     assert qgemv.get_repack() is True
@@ -205,7 +205,7 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
     try:
         plain = QMatrix(blocks, fmt.name, (rows, cols))
         np.testing.assert_array_equal(plain @ x, y)           # the same bits without the layout
-        assert plain._panels is None
+        assert plain._prepared is None
         np.testing.assert_array_equal(m @ x, y)                # a prepared matrix keeps its panels
     finally:
         qgemv.set_repack(True)
@@ -214,3 +214,59 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
 def test_set_repack_takes_a_bool():
     with pytest.raises(TypeError, match="bool"):
         qgemv.set_repack(1)
+
+
+# ---------------------------------------------------------------------- repack_as formats
+REPACKED = [f for f in MATMUL if f.repack_as]
+
+
+def test_repack_as_formats_share_block_and_activation():
+    assert [(f.name, f.repack_as) for f in REPACKED] == [("tq1_0", "tq2_0")]
+    for f in REPACKED:
+        twin = _formats.BY_NAME[f.repack_as]
+        assert (twin.block_size, twin.act) == (f.block_size, f.act) and _formats.MATMUL in twin.ops
+
+
+def _repacked(m, n_threads=1):
+    twin = _formats.BY_NAME[m.format.repack_as]
+    out = np.empty(m.shape[0] * twin.row_nbytes(m.shape[1]), dtype=np.uint8)
+    _kernels.repack_rows(_dispatch.isa, m.format.id, m._data, m.row_nbytes, m.shape[1], out,
+                         twin.row_nbytes(m.shape[1]), n_threads)
+    return QMatrix(out, twin.name, m.shape)
+
+
+@pytest.mark.parametrize("fmt", REPACKED, ids=ids)
+def test_repacked_rows_hold_the_same_levels_and_scales(fmt, isa):
+    """Every byte value of the format (random blocks: scales, trits and the unused codes)
+    dequantizes to the same floats from the repacked rows, which the products then read."""
+    rows, cols = 21, 5 * fmt.block_size
+    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=21), fmt.name, (rows, cols))
+    twin = _repacked(m, n_threads=2)
+    np.testing.assert_array_equal(twin.dequantize().view(np.uint32), m.dequantize().view(np.uint32))
+    m, x, xq = _setup(fmt, rows, 5, seed=3)
+    np.testing.assert_array_equal(_per_row(_repacked(m), xq), _per_row(m, xq))   # same bits
+
+
+@pytest.mark.parametrize("fmt", REPACKED, ids=ids)
+@pytest.mark.parametrize("act", [None, "f32"])
+def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
+    rows, cols = 19, 2 * fmt.block_size
+    blocks = random_blocks(fmt.name, rows, cols, seed=4)
+    x = np.random.default_rng(4).standard_normal((cols, 3)).astype(np.float32)
+    m = QMatrix(blocks, fmt.name, (rows, cols))
+    m.dequantize()
+    assert m._prepared is None                                 # nothing before the first product
+    y = m.matmul(x, act=act)
+    copy = m._prepared
+    twin = _formats.BY_NAME[fmt.repack_as]
+    assert copy is not None and copy.nbytes == rows * twin.row_nbytes(cols) and not copy.flags.writeable
+    np.testing.assert_array_equal(m.matmul(x, act=act), y)
+    assert m._prepared is copy                                 # made once
+    np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes
+    qgemv.set_repack(False)
+    try:
+        plain = QMatrix(blocks, fmt.name, (rows, cols))
+        np.testing.assert_array_equal(plain.matmul(x, act=act), y)   # the same bits from the GGUF rows
+        assert plain._prepared is None
+    finally:
+        qgemv.set_repack(True)

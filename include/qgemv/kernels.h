@@ -37,6 +37,9 @@ typedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n
 typedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
                                     const void *a, int64_t act_stride, int64_t ncols,
                                     float *out, int64_t out_stride);
+/* one row of n values -> the same row in the format's repack_as format (_formats.py): the same
+ * levels and scales, so every product gives the same bits on either */
+typedef void (*qgemv_repack_row_fn)(const void *src, void *dst, int64_t n);
 /* sum over n of a[i] * b[i] in float32 */
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 /* 1 if no NaN or Inf among x[0:n], else 0 */
@@ -64,6 +67,7 @@ typedef struct {
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_interleave_fn interleave[QGEMV_N_TYPES];      /* NULL: no interleaved layout */
     qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES];
+    qgemv_repack_row_fn repack_row[QGEMV_N_TYPES];      /* NULL: no repack_as format */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
     void (*copy_stream_f32)(const float *src, float *dst, int64_t n);   /* dst = src, streaming stores */
