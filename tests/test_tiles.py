@@ -99,9 +99,9 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 @pytest.mark.parametrize("cols", [37, 293, 600])
 @pytest.mark.parametrize("batch", [2, 3, 8, 11])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, isa):
-    """The float formats' tiles run rows in passes of 512 values, columns in groups of 8 and
-    blocks of 4 rows x 3 columns, once per accumulator (src/formats/elements.h): across passes,
-    groups, blocks and the scalar tail every (r, c) is still vec_dot's bits."""
+    """The float formats' tiles run blocks of 2 rows x 2 columns over whole rows, with odd
+    rows and columns left over (src/formats/elements.h): across blocks, lone rows and columns
+    and the scalar tail every (r, c) is still vec_dot's bits."""
     rows = 37
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=cols + batch, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(cols).standard_normal((batch, cols)).astype(np.float32)
