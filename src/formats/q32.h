@@ -260,10 +260,14 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *   - one column (GEMV): row by row through vec_dot (QGEMV_TILE_ONE_COLUMN), except for q4_1's
  *     pair kernel below, whose 4 rows per pass win while the weights come from cache (a
  *     streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
- *   - a batch: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the activation side
- *     (scales, offset sums) is prepared once, then each weight block of the tile's rows is
- *     decoded once for the 4 columns; the accumulators of up to 16 rows x 32 columns wait in
- *     memory between chunks, so a chunk of weights is reused from L1 by every column group.
+ *   - a batch: blocks of 2 rows x 4 columns over whole rows, 8 accumulators in registers; each
+ *     weight block is decoded once for the 4 columns and each activation block read once for
+ *     the 2 rows, from sequential streams that the first column group prefetches (q4_1's pair
+ *     kernel: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the accumulators of up
+ *     to 16 rows x 32 columns waiting in memory between chunks).  At 4096 x 4096, batch 8,
+ *     2 threads, blocks over whole rows ran 1.3-1.5x the chunked passes (q8_0 0.75-0.79 of
+ *     ggml's llamafile sgemm -> 1.04, q5_0 0.91 -> 1.16, q5_1 1.44 -> 1.67); 4 x 2 blocks, which
+ *     decode a weight block for 2 columns only, lost on q5_0 and q5_1.
  * The dot uses unsigned levels where the format has them, through
  *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
  * (q5_0: o = 16; q4_1, q5_1: o = 0), the last term once per activation block; signed levels
@@ -290,87 +294,77 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
     return offset ? _mm256_sub_epi32(p, corr) : p;
 }
 
-#define TILE_32_CHUNK 32   /* blocks per batch pass: the side data of 4 columns stays in L1 */
-#define TILE_32_ROWS 16    /* rows and columns whose accumulators a batch pass keeps */
+#define TILE_32_RB 2       /* a batch block: 2 rows x 4 columns, 8 accumulators in registers */
+#define TILE_32_CB 4
+#define TILE_32_CHUNK 32   /* the pair kernel's blocks per batch pass: its side data stays in L1 */
+#define TILE_32_ROWS 16    /* the pair kernel's rows and columns of accumulators per batch pass */
 #define TILE_32_COLS 32
 
 /* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
 #define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
-    /* a batch: blocks k0 .. k0 + kn - 1 of nr rows against CB columns */                       \
-    QGEMV_ALWAYS_INLINE void tile_32_pass_##name(int64_t k0, int64_t kn, const uint8_t *w,      \
-                                                 int64_t row_stride, int64_t nr, const uint8_t *a, \
-                                                 int64_t act_stride, const int CB,              \
-                                                 __m256 acc[][TILE_32_COLS], float summ[][TILE_32_COLS]) { \
-        __m256i corr[TILE_32_CHUNK][4];                                                         \
-        __m256 da[TILE_32_CHUNK][4]; /* broadcast: one vmulps (with its load) per (r, c) */     \
-        float sa[TILE_32_CHUNK][4];                                                             \
-        for (int64_t k = 0; k < kn; k++)                                                        \
+    /* a batch: rows x[0:RB] against columns y[0:CB] over all nb blocks, RB x CB accumulators \
+     * in registers; each weight block is decoded once for the CB columns, each activation     \
+     * block read once for the RB rows; the first column pair prefetches the rows ahead */     \
+    QGEMV_ALWAYS_INLINE void tile_32_block_##name(int64_t nb, const block_##name *const x[TILE_32_RB], \
+                                                  const block_##act *const y[TILE_32_CB],      \
+                                                  const int RB, const int CB, const int prefetch, \
+                                                  float *out, int64_t out_stride) {            \
+        __m256 acc[TILE_32_RB][TILE_32_CB];                                                     \
+        float summ[TILE_32_RB][TILE_32_CB];                                                     \
+        for (int r = 0; r < RB; r++)                                                            \
+            for (int c = 0; c < CB; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
+        for (int64_t k = 0; k < nb; k++) {                                                      \
+            __m256i q[TILE_32_RB], uq[TILE_32_RB];                                              \
+            float dx[TILE_32_RB], mx[TILE_32_RB];                                               \
+            for (int r = 0; r < RB; r++) {                                                      \
+                if (prefetch) QGEMV_PREFETCH_LINE(&x[r][k]);   /* QGEMV_STREAM_AHEAD bytes on */ \
+                q[r] = tile_levels_##name(&x[r][k]);                                            \
+                uq[r] = signed_levels ? _mm256_sign_epi8(q[r], q[r]) : q[r];                    \
+                dx[r] = scale_##name(&x[r][k]);                                                 \
+                mx[r] = min_of(&x[r][k]);                                                       \
+            }                                                                                   \
             for (int c = 0; c < CB; c++) {                                                      \
-                const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
-                da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
-                if (offset) corr[k][c] = qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), unpack_##act(y)); \
-                if (has_min) sa[k][c] = qgemv_fp16_to_fp32(((const block_q8_1 *)y)->s);        \
-            }                                                                                   \
-        for (int64_t r = 0; r < nr; r++) {                                                      \
-            __m256 ac[4];                                                                       \
-            float sm[4];                                                                        \
-            for (int c = 0; c < CB; c++) { ac[c] = acc[r][c]; sm[c] = summ[r][c]; }             \
-            const block_##name *x = (const block_##name *)(w + r * row_stride) + k0;            \
-            for (int64_t k = 0; k < kn; k++) {                                                  \
-                const __m256i q = tile_levels_##name(&x[k]);                                    \
-                const __m256i uq = signed_levels ? _mm256_sign_epi8(q, q) : q;                  \
-                const __m256 dx = _mm256_set1_ps(scale_##name(&x[k]));                          \
-                const float mx = min_of(&x[k]);                                                 \
-                for (int c = 0; c < CB; c++) {                                                  \
-                    const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;  \
-                    const __m256i p = tile_32_dot(signed_levels, offset, q, uq, unpack_##act(y), corr[k][c]); \
-                    ac[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, da[k][c]), _mm256_cvtepi32_ps(p), ac[c]); \
-                    if (has_min) sm[c] += mx * sa[k][c];                                        \
-                }                                                                               \
-            }                                                                                   \
-            for (int c = 0; c < CB; c++) { acc[r][c] = ac[c]; summ[r][c] = sm[c]; }             \
-        }                                                                                       \
-    }                                                                                           \
-    /* a batch: nr <= TILE_32_ROWS rows x nc <= TILE_32_COLS columns */                         \
-    static void tile_32_batch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
-                                     const uint8_t *a, int64_t act_stride, int64_t nc,          \
-                                     float *out, int64_t out_stride) {                          \
-        __m256 acc[TILE_32_ROWS][TILE_32_COLS];                                                 \
-        float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
-        for (int64_t r = 0; r < nr; r++)                                                        \
-            for (int64_t c = 0; c < nc; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
-        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
-            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
-            for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
-                const uint8_t *a_ = a + c0 * act_stride;                                        \
-                __m256(*acc_)[TILE_32_COLS] = (__m256(*)[TILE_32_COLS]) & acc[0][c0];           \
-                float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
-                switch (nc - c0) {                                                              \
-                case 1: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 1, acc_, summ_); break; \
-                case 2: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 2, acc_, summ_); break; \
-                case 3: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 3, acc_, summ_); break; \
-                default: tile_32_pass_##name(k0, kn, w, row_stride, nr, a_, act_stride, 4, acc_, summ_); break; \
+                const __m256i av = unpack_##act(&y[c][k]);                                      \
+                const float dy = scale_##act(&y[c][k]);                                         \
+                const __m256i corr = offset ? qgemv_dot_u8s8_i32x8(_mm256_set1_epi8(offset), av) \
+                                            : _mm256_setzero_si256();                           \
+                const float sy = has_min ? qgemv_fp16_to_fp32(((const block_q8_1 *)&y[c][k])->s) : 0.0f; \
+                for (int r = 0; r < RB; r++) {                                                  \
+                    const __m256i p = tile_32_dot(signed_levels, offset, q[r], uq[r], av, corr); \
+                    acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dx[r] * dy), _mm256_cvtepi32_ps(p), acc[r][c]); \
+                    if (has_min) summ[r][c] += mx[r] * sy;                                      \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
-        for (int64_t r = 0; r < nr; r++)                                                        \
-            for (int64_t c = 0; c < nc; c++)                                                    \
+        for (int r = 0; r < RB; r++)                                                            \
+            for (int c = 0; c < CB; c++)                                                        \
                 out[r * out_stride + c] = has_min ? qgemv_hsum_f32x8(acc[r][c]) + summ[r][c]    \
                                                   : qgemv_hsum_f32x8(acc[r][c]);                \
     }                                                                                           \
     static void tile_32_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride,  \
                                        int64_t nrows, const void *restrict a, int64_t act_stride, \
                                        int64_t ncols, float *restrict out, int64_t out_stride) { \
-        const uint8_t *wr = (const uint8_t *)w, *ac = (const uint8_t *)a;                      \
         const int64_t nb = n / 32;                                                              \
         QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
-        for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                    \
-            for (int64_t c0 = 0; c0 < ncols; c0 += TILE_32_COLS)                                \
-                tile_32_batch_##name(nb, wr + r0 * row_stride, row_stride,                      \
-                                     nrows - r0 < TILE_32_ROWS ? nrows - r0 : TILE_32_ROWS,     \
-                                     ac + c0 * act_stride, act_stride,                          \
-                                     ncols - c0 < TILE_32_COLS ? ncols - c0 : TILE_32_COLS,     \
-                                     out + r0 * out_stride + c0, out_stride);                   \
+        for (int64_t r = 0; r < nrows; r += TILE_32_RB) {                                       \
+            const int RB = nrows - r >= TILE_32_RB ? TILE_32_RB : (int)(nrows - r);             \
+            const block_##name *x[TILE_32_RB];                                                  \
+            for (int j = 0; j < TILE_32_RB; j++)                                                \
+                x[j] = (const block_##name *)((const uint8_t *)w + (r + (j < RB ? j : 0)) * row_stride); \
+            for (int64_t c = 0; c < ncols; c += TILE_32_CB) {                                   \
+                const int CB = ncols - c >= TILE_32_CB ? TILE_32_CB : (int)(ncols - c);         \
+                const block_##act *y[TILE_32_CB];                                               \
+                for (int j = 0; j < TILE_32_CB; j++)                                            \
+                    y[j] = (const block_##act *)((const uint8_t *)a + (c + (j < CB ? j : 0)) * act_stride); \
+                float *o = out + r * out_stride + c;                                            \
+                if (RB == TILE_32_RB && CB == TILE_32_CB)                                       \
+                    tile_32_block_##name(nb, x, y, TILE_32_RB, TILE_32_CB, c == 0, o, out_stride); \
+                else if (CB == TILE_32_CB)                                                      \
+                    tile_32_block_##name(nb, x, y, RB, TILE_32_CB, c == 0, o, out_stride);      \
+                else                                                                            \
+                    tile_32_block_##name(nb, x, y, RB, CB, c == 0, o, out_stride);              \
+            }                                                                                   \
+        }                                                                                       \
     }
 
 /* the pair kernel's pieces, shared by its GEMV and batch paths so both compute the same.
