@@ -103,13 +103,20 @@ static inline __m256i gather_points_iq1(uint64_t idx) {
 }
 static inline uint32_t qgemv_load_u32_iq1(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
-/* sum_b d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)] */
-static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_iq1_s *x = (const block_iq1_s *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
+/* one row against CB <= 4 columns: per block the 256 grid values (8 vectors of -1, 0, 1) are
+ * gathered once for all the columns; per column
+ *   sum_b d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)],
+ * the same integer and float steps whatever CB is (vec_dot is the CB = 1 case) */
+QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
+                                    const int CB, float *out) {
     const __m256i ones = _mm256_set1_epi8(1);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n / QK_K; i++) {
+    const block_q8_K *y[4];
+    __m256 acc[4];
+    for (int c = 0; c < CB; c++) {
+        y[c] = (const block_q8_K *)(a + c * act_stride);
+        acc[c] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < nb; i++) {
         QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         /* 2 s + 1 of the 8 sub-blocks as int16 (in both halves), and the same times +-1 */
         const __m128i qh = _mm_loadu_si128((const __m128i *)x[i].qh);
@@ -119,44 +126,57 @@ static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *r
         const __m256i scales = _mm256_broadcastsi128_si256(ls);
         /* one +-(2 s + 1) per 16 values, against bsums */
         const __m256i delta_scales = _mm256_set_m128i(_mm_unpackhi_epi16(dls, dls), _mm_unpacklo_epi16(dls, dls));
-        const __m256i bsums = _mm256_loadu_si256((const __m256i *)y[i].bsums);
-        __m256i pick = _mm256_set1_epi16(0x0100);
-        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+        __m256i g[QK_K / 32];
         for (int ib = 0; ib < QK_K / 32; ib += 2) {
             const uint32_t qh2 = qgemv_load_u32_iq1((const uint8_t *)(x[i].qh + ib));
-            const uint64_t idx0 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib), 0x00ff00ff00ff00ffULL)
-                                | _pdep_u64(qh2, 0x0700070007000700ULL);
-            const uint64_t idx1 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib + 4), 0x00ff00ff00ff00ffULL)
-                                | _pdep_u64(qh2 >> 16, 0x0700070007000700ULL);
-            const __m256i a0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib));
-            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib + 32));
-            /* g in {-1, 0, 1}: sign_epi8(a, g) = g a exactly */
-            const __m256i p0 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a0, gather_points_iq1(idx0)));
-            const __m256i p1 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a1, gather_points_iq1(idx1)));
-            const __m256i sc0 = _mm256_shuffle_epi8(scales, pick);
-            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-            const __m256i sc1 = _mm256_shuffle_epi8(scales, pick);
-            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-            sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
-            sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
+            g[ib] = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib), 0x00ff00ff00ff00ffULL)
+                                      | _pdep_u64(qh2, 0x0700070007000700ULL));
+            g[ib + 1] = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib + 4), 0x00ff00ff00ff00ffULL)
+                                          | _pdep_u64(qh2 >> 16, 0x0700070007000700ULL));
         }
-        const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(sum0, sum1), 3),
-                                              _mm256_madd_epi16(bsums, delta_scales));
-        const float d = qgemv_fp16_to_fp32(x[i].d) * y[i].d * 0.125f;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        const float dx = qgemv_fp16_to_fp32(x[i].d);
+        for (int c = 0; c < CB; c++) {
+            const block_q8_K *yc = &y[c][i];
+            __m256i pick = _mm256_set1_epi16(0x0100);
+            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+            for (int ib = 0; ib < QK_K / 32; ib += 2) {
+                const __m256i a0 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib));
+                const __m256i a1 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib + 32));
+                /* g in {-1, 0, 1}: sign_epi8(a, g) = g a exactly */
+                const __m256i p0 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a0, g[ib]));
+                const __m256i p1 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a1, g[ib + 1]));
+                const __m256i sc0 = _mm256_shuffle_epi8(scales, pick);
+                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+                const __m256i sc1 = _mm256_shuffle_epi8(scales, pick);
+                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+                sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
+                sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
+            }
+            const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
+            const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(sum0, sum1), 3),
+                                                  _mm256_madd_epi16(bsums, delta_scales));
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
+        }
     }
-    return qgemv_hsum_f32x8(acc);
+    for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_s, q8_K, tile_iq1_s, QK_K)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
     return _mm256_or_si256(_mm256_slli_epi16(_mm256_srli_epi16(fields, 13), 1), _mm256_set1_epi16(1));
 }
 
-/* sum_b d d_a / 8 sum_k (2 s_k + 1) [sum_j u_j a_j - 9 bsum_k], u = 8 g + 8 delta + 9 */
-static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_iq1_m *x = (const block_iq1_m *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
+/* one row against CB <= 4 columns, the block's u gathered once for all of them; per column
+ *   sum_b d d_a / 8 sum_k (2 s_k + 1) [sum_j u_j a_j - 9 bsum_k],  u = 8 g + 8 delta + 9 */
+QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint8_t *a, int64_t act_stride,
+                                    const int CB, float *out) {
+    const block_q8_K *y[4];
+    __m256 acc[4];
+    for (int c = 0; c < CB; c++) {
+        y[c] = (const block_q8_K *)(a + c * act_stride);
+        acc[c] = _mm256_setzero_ps();
+    }
     const __m256i eight = _mm256_set1_epi8(8);
     /* field k of the scale words: word k / 4, shifted so that its 3 bits land on bits 13..15
      * (a multiply by 2^(13 - 3 (k % 4))), then brought down */
@@ -173,19 +193,16 @@ static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *r
     const __m256i group_bytes0 = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                                   2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     const __m256i group_bytes1 = _mm256_add_epi8(group_bytes0, _mm256_set1_epi8(4));
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n / QK_K; i++) {
+    for (int64_t i = 0; i < nb; i++) {
         QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         uint64_t sc;
         memcpy(&sc, x[i].scales, 8);
         const __m256i words = _mm256_set1_epi64x((long long)sc);
         const __m256i ls_k = odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_k), shift_of_k));
         const __m256i ls_pair = odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_pair), shift_of_pair));
-        const __m256i bsums = _mm256_loadu_si256((const __m256i *)y[i].bsums);
         /* 9 sum_k (2 s_k + 1) bsum_k, taken off at the end */
         const __m256i ls9 = _mm256_add_epi16(_mm256_slli_epi16(ls_k, 3), ls_k);
-        __m256i pick = _mm256_set1_epi16(0x0100);
-        __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+        __m256i u[QK_K / 32];
         for (int ib = 0; ib < QK_K / 32; ib += 2) {
             const uint32_t qh4 = qgemv_load_u32_iq1(x[i].qh + 2 * ib);
             const uint64_t idx0 = _pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib), 0x00ff00ff00ff00ffULL)
@@ -195,25 +212,35 @@ static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *r
             /* 9 + 8 delta per group: 10, or 8 where the sign bit is set */
             const uint64_t offs = 0x0a0a0a0a0a0a0a0aULL - _pdep_u64(_pext_u32(qh4, 0x88888888u), 0x0202020202020202ULL);
             const __m256i offv = _mm256_set1_epi64x((long long)offs);
-            const __m256i u0 = _mm256_add_epi8(_mm256_sign_epi8(eight, gather_points_iq1(idx0)),
-                                               _mm256_shuffle_epi8(offv, group_bytes0));
-            const __m256i u1 = _mm256_add_epi8(_mm256_sign_epi8(eight, gather_points_iq1(idx1)),
-                                               _mm256_shuffle_epi8(offv, group_bytes1));
-            const __m256i a0 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib));
-            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(y[i].qs + 32 * ib + 32));
-            const __m256i sc0 = _mm256_shuffle_epi8(ls_pair, pick);
-            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-            const __m256i sc1 = _mm256_shuffle_epi8(ls_pair, pick);
-            pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-            sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, a0), sc0));
-            sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, a1), sc1));
+            u[ib] = _mm256_add_epi8(_mm256_sign_epi8(eight, gather_points_iq1(idx0)),
+                                    _mm256_shuffle_epi8(offv, group_bytes0));
+            u[ib + 1] = _mm256_add_epi8(_mm256_sign_epi8(eight, gather_points_iq1(idx1)),
+                                        _mm256_shuffle_epi8(offv, group_bytes1));
         }
-        const __m256i sumi = _mm256_sub_epi32(_mm256_add_epi32(sum0, sum1), _mm256_madd_epi16(bsums, ls9));
-        const float d = scale_iq1_m(&x[i]) * y[i].d * 0.125f;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+        const float dx = scale_iq1_m(&x[i]);
+        for (int c = 0; c < CB; c++) {
+            const block_q8_K *yc = &y[c][i];
+            __m256i pick = _mm256_set1_epi16(0x0100);
+            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+            for (int ib = 0; ib < QK_K / 32; ib += 2) {
+                const __m256i a0 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib));
+                const __m256i a1 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib + 32));
+                const __m256i sc0 = _mm256_shuffle_epi8(ls_pair, pick);
+                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+                const __m256i sc1 = _mm256_shuffle_epi8(ls_pair, pick);
+                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+                sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(_mm256_maddubs_epi16(u[ib], a0), sc0));
+                sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(_mm256_maddubs_epi16(u[ib + 1], a1), sc1));
+            }
+            const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
+            const __m256i sumi = _mm256_sub_epi32(_mm256_add_epi32(sum0, sum1), _mm256_madd_epi16(bsums, ls9));
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
+        }
     }
-    return qgemv_hsum_f32x8(acc);
+    for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K)
+
 
 #else
 
@@ -264,4 +291,11 @@ static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *r
     return sum;
 }
 
+#endif
+
+/* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#if defined(QGEMV_AVX2)
+#define QGEMV_TILES_IQ1(X) X(iq1_s, q8_K) X(iq1_m, q8_K)
+#else
+#define QGEMV_TILES_IQ1(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
