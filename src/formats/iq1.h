@@ -103,13 +103,38 @@ static inline __m256i gather_points_iq1(uint64_t idx) {
 }
 static inline uint32_t qgemv_load_u32_iq1(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
+/* sum_ib (2 s + 1) sum_j w_j a_j over a block's 8 sub-blocks of 32 values, as 8 int32 lanes: the
+ * scale of each 16 values picked from ls (int16 lanes, two per sub-block pair in the order
+ * the loop takes them); w = v[ib] itself when unsigned (iq1_m's u), or the grid values
+ * g in {-1, 0, 1} applied as signs (sign_epi8(a, g) = g a exactly: iq1_s) */
+QGEMV_ALWAYS_INLINE __m256i iq1_scaled_dot(const __m256i v[QK_K / 32], const int8_t *aq, __m256i ls,
+                                           const int signed_grid) {
+    const __m256i ones = _mm256_set1_epi8(1);
+    __m256i pick = _mm256_set1_epi16(0x0100);
+    __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < QK_K / 32; ib += 2) {
+        const __m256i a0 = _mm256_loadu_si256((const __m256i *)(aq + 32 * ib));
+        const __m256i a1 = _mm256_loadu_si256((const __m256i *)(aq + 32 * ib + 32));
+        const __m256i p0 = signed_grid ? _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a0, v[ib]))
+                                       : _mm256_maddubs_epi16(v[ib], a0);
+        const __m256i p1 = signed_grid ? _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a1, v[ib + 1]))
+                                       : _mm256_maddubs_epi16(v[ib + 1], a1);
+        const __m256i sc0 = _mm256_shuffle_epi8(ls, pick);
+        pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+        const __m256i sc1 = _mm256_shuffle_epi8(ls, pick);
+        pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
+        sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
+        sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
+    }
+    return _mm256_add_epi32(sum0, sum1);
+}
+
 /* one row against CB <= 4 columns: per block the 256 grid values (8 vectors of -1, 0, 1) are
  * gathered once for all the columns; per column
  *   sum_b d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)],
  * the same integer and float steps whatever CB is (vec_dot is the CB = 1 case) */
 QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
-    const __m256i ones = _mm256_set1_epi8(1);
     const block_q8_K *y[4];
     __m256 acc[4];
     for (int c = 0; c < CB; c++) {
@@ -137,23 +162,8 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
         const float dx = qgemv_fp16_to_fp32(x[i].d);
         for (int c = 0; c < CB; c++) {
             const block_q8_K *yc = &y[c][i];
-            __m256i pick = _mm256_set1_epi16(0x0100);
-            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
-            for (int ib = 0; ib < QK_K / 32; ib += 2) {
-                const __m256i a0 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib));
-                const __m256i a1 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib + 32));
-                /* g in {-1, 0, 1}: sign_epi8(a, g) = g a exactly */
-                const __m256i p0 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a0, g[ib]));
-                const __m256i p1 = _mm256_maddubs_epi16(ones, _mm256_sign_epi8(a1, g[ib + 1]));
-                const __m256i sc0 = _mm256_shuffle_epi8(scales, pick);
-                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-                const __m256i sc1 = _mm256_shuffle_epi8(scales, pick);
-                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-                sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
-                sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
-            }
             const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
-            const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(_mm256_add_epi32(sum0, sum1), 3),
+            const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(iq1_scaled_dot(g, yc->qs, scales, 1), 3),
                                                   _mm256_madd_epi16(bsums, delta_scales));
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
         }
@@ -220,20 +230,8 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint
         const float dx = scale_iq1_m(&x[i]);
         for (int c = 0; c < CB; c++) {
             const block_q8_K *yc = &y[c][i];
-            __m256i pick = _mm256_set1_epi16(0x0100);
-            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
-            for (int ib = 0; ib < QK_K / 32; ib += 2) {
-                const __m256i a0 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib));
-                const __m256i a1 = _mm256_loadu_si256((const __m256i *)(yc->qs + 32 * ib + 32));
-                const __m256i sc0 = _mm256_shuffle_epi8(ls_pair, pick);
-                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-                const __m256i sc1 = _mm256_shuffle_epi8(ls_pair, pick);
-                pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-                sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(_mm256_maddubs_epi16(u[ib], a0), sc0));
-                sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(_mm256_maddubs_epi16(u[ib + 1], a1), sc1));
-            }
             const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
-            const __m256i sumi = _mm256_sub_epi32(_mm256_add_epi32(sum0, sum1), _mm256_madd_epi16(bsums, ls9));
+            const __m256i sumi = _mm256_sub_epi32(iq1_scaled_dot(u, yc->qs, ls_pair, 0), _mm256_madd_epi16(bsums, ls9));
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
         }
     }
