@@ -59,25 +59,28 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
 /* ---------------------------------------------------------------- dot products */
 
 #if defined(QGEMV_AVX2)
-/* The float formats' SIMD dot (before the scalar tail at i = n / 16 * 16): 8-value chunk c of
- * the row goes to accumulator c % 2, and the sum is hsum(acc0 + acc1).  Two chains keep a row
+/* The float formats' SIMD dot (before the scalar tail at i = n / 16 * 16): of each 16 values,
+ * half h goes to accumulator h, and the sum is hsum(acc0 + acc1).  half16(p, h) is values
+ * p[8 h .. 8 h + 7] for f32 and f16, and for bf16 the even (h = 0) or odd values of p[0..16),
+ * which one load widens with a shift or a mask and no shuffle.  Two chains keep a row
  * at memory speed, and leave registers for the tiles' 2 rows x 3 columns (below) to keep each
  * pair's two accumulators: the same fmas in the same order, so a tile gives vec_dot's bits. */
-#define QGEMV_DOT_FLOAT_2ACC(T, load8, x, y)                                               \
+#define QGEMV_DOT_FLOAT_2ACC(T, half16, x, y)                                              \
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                        \
     for (; i + 32 <= n; i += 32) {                                                         \
         if (sizeof(T) < 4) QGEMV_PREFETCH_STREAM((x) + i, 32 * sizeof(T));  /* f32: the hardware's alone is faster */ \
-        acc0 = _mm256_fmadd_ps(load8((x) + i), load8((y) + i), acc0);                      \
-        acc1 = _mm256_fmadd_ps(load8((x) + i + 8), load8((y) + i + 8), acc1);              \
-        acc0 = _mm256_fmadd_ps(load8((x) + i + 16), load8((y) + i + 16), acc0);            \
-        acc1 = _mm256_fmadd_ps(load8((x) + i + 24), load8((y) + i + 24), acc1);            \
+        acc0 = _mm256_fmadd_ps(half16((x) + i, 0), half16((y) + i, 0), acc0);              \
+        acc1 = _mm256_fmadd_ps(half16((x) + i, 1), half16((y) + i, 1), acc1);              \
+        acc0 = _mm256_fmadd_ps(half16((x) + i + 16, 0), half16((y) + i + 16, 0), acc0);    \
+        acc1 = _mm256_fmadd_ps(half16((x) + i + 16, 1), half16((y) + i + 16, 1), acc1);    \
     }                                                                                      \
     if (i + 16 <= n) {                                                                     \
-        acc0 = _mm256_fmadd_ps(load8((x) + i), load8((y) + i), acc0);                      \
-        acc1 = _mm256_fmadd_ps(load8((x) + i + 8), load8((y) + i + 8), acc1);              \
+        acc0 = _mm256_fmadd_ps(half16((x) + i, 0), half16((y) + i, 0), acc0);              \
+        acc1 = _mm256_fmadd_ps(half16((x) + i, 1), half16((y) + i, 1), acc1);              \
         i += 16;                                                                           \
     }                                                                                      \
     sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
+static inline __m256 qgemv_half16_f32(const float *p, int h) { return _mm256_loadu_ps(p + 8 * h); }
 #endif
 
 /* sum a[i] b[i], float32: independent accumulators (AVX2: vec_dot's two, QGEMV_DOT_FLOAT_2ACC) */
@@ -91,7 +94,7 @@ static float dot_f32(int64_t n, const float *restrict a, const float *restrict b
             acc[k] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * k), _mm512_loadu_ps(b + i + 16 * k), acc[k]);
     sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
 #elif defined(QGEMV_AVX2)
-    QGEMV_DOT_FLOAT_2ACC(float, _mm256_loadu_ps, a, b)
+    QGEMV_DOT_FLOAT_2ACC(float, qgemv_half16_f32, a, b)
 #else
     float acc[8] = {0};
     for (; i + 8 <= n; i += 8)
@@ -107,36 +110,38 @@ static float vec_dot_f32_f32(int64_t n, const void *restrict w, const void *rest
 }
 
 /* sum w[i] a[i] over f16 (or bf16) pairs, each widened exactly to float32 */
-#define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32, load8)                                      \
+#define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32, half16)                                     \
     static float vec_dot_##name##_##name(int64_t n, const void *restrict w, const void *restrict a) { \
         const uint16_t *x = (const uint16_t *)w, *y = (const uint16_t *)a;                 \
         int64_t i = 0;                                                                     \
         float sum = 0.0f;                                                                  \
-        QGEMV_VEC_DOT_HALF_SIMD(load8)                                                     \
+        QGEMV_VEC_DOT_HALF_SIMD(half16)                                                    \
         for (; i < n; i++) sum += to_f32(x[i]) * to_f32(y[i]);                             \
         return sum;                                                                        \
     }
 
 #if defined(QGEMV_AVX2)
-static inline __m256 qgemv_load8_f16(const uint16_t *p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+static inline __m256 qgemv_half16_f16(const uint16_t *p, int h) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 8 * h)));
 }
-static inline __m256 qgemv_load8_bf16(const uint16_t *p) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+/* bf16 is the high half of a float32: a 32-bit lane holds value 2 k (low) and 2 k + 1 (high) */
+static inline __m256 qgemv_half16_bf16(const uint16_t *p, int h) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    return _mm256_castsi256_ps(h ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)) : _mm256_slli_epi32(v, 16));
 }
-#define QGEMV_VEC_DOT_HALF_SIMD(load8) QGEMV_DOT_FLOAT_2ACC(uint16_t, load8, x, y)
+#define QGEMV_VEC_DOT_HALF_SIMD(half16) QGEMV_DOT_FLOAT_2ACC(uint16_t, half16, x, y)
 #else
-#define QGEMV_VEC_DOT_HALF_SIMD(load8)                                                     \
+#define QGEMV_VEC_DOT_HALF_SIMD(half16)                                                    \
     float acc[8] = {0};                                                                    \
     for (; i + 8 <= n; i += 8)                                                             \
-        for (int k = 0; k < 8; k++) acc[k] += load8(x[i + k]) * load8(y[i + k]);           \
+        for (int k = 0; k < 8; k++) acc[k] += half16(x[i + k]) * half16(y[i + k]);         \
     for (int k = 0; k < 8; k++) sum += acc[k];
-#define qgemv_load8_f16 qgemv_fp16_to_fp32
-#define qgemv_load8_bf16 qgemv_bf16_to_fp32
+#define qgemv_half16_f16 qgemv_fp16_to_fp32   /* portable: one value at a time */
+#define qgemv_half16_bf16 qgemv_bf16_to_fp32
 #endif
 
-QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_load8_f16)
-QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
+QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_half16_f16)
+QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * A batch against a slab of rows, by blocks of 2 rows x 2 columns: each block runs the whole
@@ -149,7 +154,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
  * scalar tail of every (row, column) are vec_dot's: the tile gives vec_dot's bits. */
 #if defined(QGEMV_AVX2)
 #define QGEMV_FLOAT_AHEAD 512    /* values a row pair's first column pair prefetches ahead */
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, load8, to_f32)                                     \
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32)                                     \
     QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[2], const T *const y[2], \
                                                 const int RB, const int CB, const int prefetch, float *out, \
                                                 int64_t out_stride) {                      \
@@ -162,9 +167,9 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
                 for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
             for (int h = 0; h < 2; h++) {                                                  \
                 __m256 av[2];                                                              \
-                for (int c = 0; c < CB; c++) av[c] = load8(y[c] + i + 8 * h);              \
+                for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, h);                  \
                 for (int r = 0; r < RB; r++) {                                             \
-                    const __m256 wv = load8(x[r] + i + 8 * h);                             \
+                    const __m256 wv = half16(x[r] + i, h);                                 \
                     for (int c = 0; c < CB; c++) s[r][c][h] = _mm256_fmadd_ps(wv, av[c], s[r][c][h]); \
                 }                                                                          \
             }                                                                              \
@@ -197,13 +202,13 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_load8_bf16)
         }                                                                                  \
     }
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_load8_f16, qgemv_fp16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_load8_bf16, qgemv_bf16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32)
 #if defined(QGEMV_AVX512)
 /* dot_f32 runs 16-lane accumulators here: f32 keeps the generic tile */
 #define QGEMV_TILES_ELEMENTS(X) X(f16, f16) X(bf16, bf16)
 #else
-QGEMV_DEFINE_FLOAT_TILE(f32, float, _mm256_loadu_ps, qgemv_f32_itself)
+QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_half16_f32, qgemv_f32_itself)
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #endif
 #else
