@@ -262,9 +262,8 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *     streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
  *   - a batch: blocks of 2 rows x 4 columns over whole rows, 8 accumulators in registers; each
  *     weight block is decoded once for the 4 columns and each activation block read once for
- *     the 2 rows, from sequential streams that the first column group prefetches (q4_1's pair
- *     kernel: per chunk of TILE_32_CHUNK blocks and group of 4 columns, the accumulators of up
- *     to 16 rows x 32 columns waiting in memory between chunks).  At 4096 x 4096, batch 8,
+ *     the 2 rows, from sequential streams that the first column group prefetches (q4_1: a row
+ *     pair in one register, its pair kernel's lanes, against 4 columns).  At 4096 x 4096, batch 8,
  *     2 threads, blocks over whole rows ran 1.3-1.5x the chunked passes (q8_0 0.75-0.79 of
  *     ggml's llamafile sgemm -> 1.04, q5_0 0.91 -> 1.16, q5_1 1.44 -> 1.67); 4 x 2 blocks, which
  *     decode a weight block for 2 columns only, lost on q5_0 and q5_1.
@@ -296,9 +295,6 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
 
 #define TILE_32_RB 2       /* a batch block: 2 rows x 4 columns, 8 accumulators in registers */
 #define TILE_32_CB 4
-#define TILE_32_CHUNK 32   /* the pair kernel's blocks per batch pass: its side data stays in L1 */
-#define TILE_32_ROWS 16    /* the pair kernel's rows and columns of accumulators per batch pass */
-#define TILE_32_COLS 32
 
 /* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
 #define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
@@ -437,115 +433,67 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
         for (int r = 0; r < 4; r++)                                                             \
             out[r] = tile_32_hsum_pair_row(acc[2 * (r / 2)], acc[2 * (r / 2) + 1], r % 2) + sm[r]; \
     }                                                                                           \
-    /* a batch: blocks k0 .. k0 + kn - 1 of np row pairs against CB columns; acc[ip][c] =      \
-     * {lo, hi}; dxs[ip][k]: the pair's scales (row a in lanes 0..3, row b in 4..7),            \
-     * mins[ip][k]: its minima; summ[r]: the 4 columns' m_x s_y sums of row r */                \
-    QGEMV_ALWAYS_INLINE void tile_32_ppass_##name(int64_t k0, int64_t kn, const block_##name *const *xr, \
-                                                  int64_t np, const uint8_t *a, int64_t act_stride, \
-                                                  const int CB, __m256 acc[][TILE_32_COLS][2],  \
-                                                  float summ[][TILE_32_COLS],                   \
-                                                  const __m256 dxs[][TILE_32_CHUNK],            \
-                                                  const float mins[][TILE_32_CHUNK][2]) {       \
+    /* a batch: the row pair x0, x1 against CB <= 4 columns over all nb blocks, each column's     \
+     * {lo, hi} accumulators and the pair's m_x s_y sums (lane c: column c) in registers; the   \
+     * first column group prefetches the rows */                                                \
+    QGEMV_ALWAYS_INLINE void tile_32_pblock_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
+                                                   const uint8_t *a, int64_t act_stride, const int CB, \
+                                                   const int prefetch, __m256 acc[4][2], __m128 summ[2]) { \
         const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
-        __m256 da[TILE_32_CHUNK][4];                                                            \
-        __m128 sa[TILE_32_CHUNK];                                                               \
-        for (int64_t k = 0; k < kn; k++) {                                                      \
+        const block_##act *y[4];                                                                \
+        for (int c = 0; c < CB; c++) {                                                          \
+            y[c] = (const block_##act *)(a + c * act_stride);                                   \
+            acc[c][0] = acc[c][1] = _mm256_setzero_ps();                                        \
+        }                                                                                       \
+        __m128 sm0 = _mm_setzero_ps(), sm1 = _mm_setzero_ps();                                  \
+        for (int64_t k = 0; k < nb; k++) {                                                      \
+            if (prefetch) { QGEMV_PREFETCH_LINE(&x0[k]); QGEMV_PREFETCH_LINE(&x1[k]); }         \
+            const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
+            const __m256i lo = _mm256_and_si256(v, m4);                                         \
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);                   \
+            /* the pair's scales: row a in lanes 0..3, row b in 4..7 */                         \
+            const __m256 dx = _mm256_setr_m128(_mm_set1_ps(scale_##name(&x0[k])), _mm_set1_ps(scale_##name(&x1[k]))); \
             float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                             \
             for (int c = 0; c < CB; c++) {                                                      \
-                const block_##act *y = (const block_##act *)(a + c * act_stride) + k0 + k;      \
-                da[k][c] = _mm256_set1_ps(scale_##act(y));                                      \
-                s4[c] = qgemv_fp16_to_fp32(y->s);                                               \
+                __m256i plo, phi;                                                               \
+                tile_32_pair_dot(lo, hi, y[c][k].qs, ones, &plo, &phi);                         \
+                const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(scale_##act(&y[c][k])));     \
+                acc[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), acc[c][0]);             \
+                acc[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), acc[c][1]);             \
+                s4[c] = qgemv_fp16_to_fp32(y[c][k].s);                                          \
             }                                                                                   \
-            sa[k] = _mm_loadu_ps(s4);                                                           \
+            /* m_x s_y: a product and a sum per block, as ggml */                               \
+            const __m128 sa = _mm_loadu_ps(s4);                                                 \
+            sm0 = _mm_add_ps(sm0, _mm_mul_ps(_mm_set1_ps(min_##name(&x0[k])), sa));             \
+            sm1 = _mm_add_ps(sm1, _mm_mul_ps(_mm_set1_ps(min_##name(&x1[k])), sa));             \
         }                                                                                       \
-        for (int64_t ip = 0; ip < np; ip++) {                                                   \
-            const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;                \
-            __m256 ac[4][2];                                                                    \
-            for (int c = 0; c < CB; c++) { ac[c][0] = acc[ip][c][0]; ac[c][1] = acc[ip][c][1]; } \
-            __m128 sm0 = _mm_loadu_ps(summ[2 * ip]), sm1 = _mm_loadu_ps(summ[2 * ip + 1]);       \
-            for (int64_t k = 0; k < kn; k++) {                                                  \
-                const __m256i v = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs); \
-                const __m256i lo = _mm256_and_si256(v, m4);                                     \
-                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);               \
-                const __m256 dx = dxs[ip][k];                                                   \
-                for (int c = 0; c < CB; c++) {                                                  \
-                    const int8_t *aq = ((const block_##act *)(a + c * act_stride) + k0 + k)->qs; \
-                    __m256i plo, phi;                                                           \
-                    tile_32_pair_dot(lo, hi, aq, ones, &plo, &phi);                             \
-                    const __m256 d = _mm256_mul_ps(dx, da[k][c]);                               \
-                    ac[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), ac[c][0]);           \
-                    ac[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), ac[c][1]);           \
-                }                                                                               \
-                /* m_x s_y: a product and a sum per block, as ggml */                           \
-                sm0 = _mm_add_ps(sm0, _mm_mul_ps(_mm_set1_ps(mins[ip][k][0]), sa[k]));          \
-                sm1 = _mm_add_ps(sm1, _mm_mul_ps(_mm_set1_ps(mins[ip][k][1]), sa[k]));          \
-            }                                                                                   \
-            for (int c = 0; c < CB; c++) { acc[ip][c][0] = ac[c][0]; acc[ip][c][1] = ac[c][1]; } \
-            _mm_storeu_ps(summ[2 * ip], sm0);                                                   \
-            _mm_storeu_ps(summ[2 * ip + 1], sm1);                                               \
-        }                                                                                       \
-    }                                                                                           \
-    /* a batch: nr <= TILE_32_ROWS rows x nc <= TILE_32_COLS columns, rows in pairs */          \
-    static void tile_32_pbatch_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nr, \
-                                      const uint8_t *a, int64_t act_stride, int64_t nc,         \
-                                      float *out, int64_t out_stride) {                         \
-        __m256 acc[TILE_32_ROWS / 2][TILE_32_COLS][2];                                          \
-        float summ[TILE_32_ROWS][TILE_32_COLS];                                                 \
-        __m256 dxs[TILE_32_ROWS / 2][TILE_32_CHUNK];                                            \
-        float mins[TILE_32_ROWS / 2][TILE_32_CHUNK][2];                                         \
-        const block_##name *xr[TILE_32_ROWS];                                                   \
-        const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
-        const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
-        const int64_t np = (nr + 1) / 2;                                                        \
-        for (int64_t r = 0; r < 2 * np; r++)  /* a lone last row pairs with itself */           \
-            xr[r] = (const block_##name *)(w + (r < nr ? r : nr - 1) * row_stride);            \
-        for (int64_t r = 0; r < 2 * np; r++)                                                    \
-            for (int64_t c = 0; c < TILE_32_COLS; c++) {                                        \
-                if (c < nc) acc[r / 2][c][0] = acc[r / 2][c][1] = _mm256_setzero_ps();          \
-                summ[r][c] = 0.0f;                                                              \
-            }                                                                                   \
-        for (int64_t k0 = 0; k0 < nb; k0 += TILE_32_CHUNK) {                                    \
-            const int64_t kn = nb - k0 < TILE_32_CHUNK ? nb - k0 : TILE_32_CHUNK;               \
-            for (int64_t ip = 0; ip < np; ip++) {  /* the weights' side, once for all columns */ \
-                const block_##name *x0 = xr[2 * ip] + k0, *x1 = xr[2 * ip + 1] + k0;            \
-                for (int64_t k = 0; k < kn; k += 2) {  /* an odd last block: paired with itself */ \
-                    const int64_t k1 = k + 1 < kn ? k + 1 : k;                                  \
-                    const __m256 s = _mm256_castps128_ps256(tile_scales4_##name(&x0[k], &x1[k], &x0[k1], &x1[k1])); \
-                    dxs[ip][k] = _mm256_permutevar8x32_ps(s, idx01);                            \
-                    dxs[ip][k1] = _mm256_permutevar8x32_ps(s, idx23);                           \
-                    mins[ip][k][0] = min_##name(&x0[k]); mins[ip][k][1] = min_##name(&x1[k]);   \
-                    mins[ip][k1][0] = min_##name(&x0[k1]); mins[ip][k1][1] = min_##name(&x1[k1]); \
-                }                                                                               \
-            }                                                                                   \
-            for (int64_t c0 = 0; c0 < nc; c0 += 4) {                                            \
-                const uint8_t *a_ = a + c0 * act_stride;                                        \
-                __m256(*acc_)[TILE_32_COLS][2] = (__m256(*)[TILE_32_COLS][2]) & acc[0][c0];     \
-                float(*summ_)[TILE_32_COLS] = (float(*)[TILE_32_COLS]) & summ[0][c0];           \
-                switch (nc - c0) {                                                              \
-                case 1: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 1, acc_, summ_, dxs, mins); break; \
-                case 2: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 2, acc_, summ_, dxs, mins); break; \
-                case 3: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 3, acc_, summ_, dxs, mins); break; \
-                default: tile_32_ppass_##name(k0, kn, xr, np, a_, act_stride, 4, acc_, summ_, dxs, mins); break; \
-                }                                                                               \
-            }                                                                                   \
-        }                                                                                       \
-        for (int64_t r = 0; r < nr; r++)                                                        \
-            for (int64_t c = 0; c < nc; c++)                                                    \
-                out[r * out_stride + c] =                                                       \
-                    tile_32_hsum_pair_row(acc[r / 2][c][0], acc[r / 2][c][1], (int)(r % 2)) + summ[r][c]; \
+        summ[0] = sm0;                                                                          \
+        summ[1] = sm1;                                                                          \
     }                                                                                           \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
         const uint8_t *wr = (const uint8_t *)w;                                                \
         if (ncols > 1) {                                                                        \
-            for (int64_t r0 = 0; r0 < nrows; r0 += TILE_32_ROWS)                                \
-                for (int64_t c0 = 0; c0 < ncols; c0 += TILE_32_COLS)                            \
-                    tile_32_pbatch_##name(n / 32, wr + r0 * row_stride, row_stride,             \
-                                          nrows - r0 < TILE_32_ROWS ? nrows - r0 : TILE_32_ROWS, \
-                                          (const uint8_t *)a + c0 * act_stride, act_stride,     \
-                                          ncols - c0 < TILE_32_COLS ? ncols - c0 : TILE_32_COLS, \
-                                          out + r0 * out_stride + c0, out_stride);              \
+            for (int64_t r = 0; r < nrows; r += 2) {  /* a lone last row pairs with itself */    \
+                const int rb = nrows - r >= 2 ? 2 : 1;                                          \
+                const block_##name *x0 = (const block_##name *)(wr + r * row_stride);          \
+                const block_##name *x1 = (const block_##name *)(wr + (r + rb - 1) * row_stride); \
+                for (int64_t c = 0; c < ncols; c += 4) {                                        \
+                    const uint8_t *a_ = (const uint8_t *)a + c * act_stride;                    \
+                    const int cb = ncols - c >= 4 ? 4 : (int)(ncols - c);                       \
+                    __m256 acc[4][2];                                                           \
+                    __m128 summ[2];                                                             \
+                    if (cb == 4) tile_32_pblock_##name(n / 32, x0, x1, a_, act_stride, 4, c == 0, acc, summ); \
+                    else tile_32_pblock_##name(n / 32, x0, x1, a_, act_stride, cb, c == 0, acc, summ); \
+                    for (int h = 0; h < rb; h++) {                                              \
+                        float sm[4];                                                            \
+                        _mm_storeu_ps(sm, summ[h]);                                             \
+                        for (int j = 0; j < cb; j++)                                            \
+                            out[(r + h) * out_stride + c + j] = tile_32_hsum_pair_row(acc[j][0], acc[j][1], h) + sm[j]; \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
             return;                                                                             \
         }                                                                                       \
         for (int64_t r = 0; r < nrows; r += 4) {                                                \
