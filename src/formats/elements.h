@@ -63,7 +63,7 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
  * half h goes to accumulator h, and the sum is hsum(acc0 + acc1).  half16(p, h) is values
  * p[8 h .. 8 h + 7] for f32 and f16, and for bf16 the even (h = 0) or odd values of p[0..16),
  * which one load widens with a shift or a mask and no shuffle.  Two chains keep a row
- * at memory speed, and leave registers for the tiles' 2 rows x 3 columns (below) to keep each
+ * at memory speed, and leave registers for the tiles' 2 rows x 2 columns (below) to keep each
  * pair's two accumulators: the same fmas in the same order, so a tile gives vec_dot's bits. */
 #define QGEMV_DOT_FLOAT_2ACC(T, half16, x, y)                                              \
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                        \
