@@ -37,7 +37,7 @@ def set_repack(enabled: bool) -> None:
 
 
 def get_repack() -> bool:
-    """Whether products prepare interleaved layouts (``set_repack``)."""
+    """Whether products prepare the faster layouts (``set_repack``)."""
     return _repack
 
 
@@ -309,7 +309,7 @@ class QMatrix:
         isa = _dispatch.isa
         if act == "f32" and fmt.act != "f32":
             scratch = np.empty((n, cols), dtype=np.float32)
-            qtype, data, row_nbytes = self._product_rows(n)
+            qtype, data, row_nbytes, _ = self._product_rows(n, panels=False)
             _kernels.matmul_f32(isa, qtype, data, row_nbytes, xt, out2, scratch, n)
         else:
             afmt = _formats.BY_NAME[act.lower()]
@@ -317,8 +317,7 @@ class QMatrix:
             if not _kernels.quantize_activations(isa, afmt.id, xt, xq):
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
-            panels = self._interleaved(n)
-            qtype, data, row_nbytes = self._product_rows(n)
+            qtype, data, row_nbytes, panels = self._product_rows(n)
             if panels is not None:
                 _kernels.matmul_panels(isa, fmt.id, panels, self._data, self._row_nbytes, cols, xq, out2, n)
             elif batch == 1 and self.nbytes > STREAMING_BYTES:
@@ -330,35 +329,33 @@ class QMatrix:
                 _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)
         return out
 
-    def _interleaved(self, n_threads: int) -> np.ndarray | None:
-        """The first rows // 8 * 8 rows in the format's interleaved layout, made on first use; None
-        when the format has none, the matrix has fewer rows, or set_repack(False) was in force at
-        its first product."""
-        group = self._fmt.interleave
-        if self._prepared is None and group and _repack and self._shape[0] >= group:
-            panels = np.empty(self._shape[0] // group * group * self._row_nbytes, dtype=np.uint8)
-            _kernels.interleave(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes,
-                                self._shape[1], panels, n_threads)
-            panels.flags.writeable = False
-            self._prepared = panels
-        return self._prepared if group else None
-
-    def _product_rows(self, n_threads: int) -> tuple[int, np.ndarray, int]:
-        """(type id, bytes, bytes per row) of the rows products read: the format's repack_as copy,
-        made on first use (set_repack(True) then), or the GGUF rows."""
+    def _product_rows(self, n_threads: int,
+                      panels: bool = True) -> tuple[int, np.ndarray, int, np.ndarray | None]:
+        """(type id, bytes, bytes per row, panels) of what products read: the GGUF rows, or the
+        copy the format prepares at the first product while set_repack(True) is in force (made
+        once, read-only): its rows in its repack_as format, or its first rows // 8 * 8 rows as
+        interleaved panels (returned beside the GGUF rows, which hold the last rows % 8; not made
+        for a caller that reads whole rows, panels=False)."""
         fmt = self._fmt
-        if fmt.repack_as is None:
-            return fmt.id, self._data, self._row_nbytes
-        twin = _formats.BY_NAME[fmt.repack_as]
+        rows, cols = self._shape
+        twin = _formats.BY_NAME[fmt.repack_as] if fmt.repack_as else None
         if self._prepared is None and _repack:
-            rows = np.empty(self._shape[0] * twin.row_nbytes(self._shape[1]), dtype=np.uint8)
-            _kernels.repack_rows(_dispatch.isa, fmt.id, self._data, self._row_nbytes, self._shape[1],
-                                 rows, twin.row_nbytes(self._shape[1]), n_threads)
-            rows.flags.writeable = False
-            self._prepared = rows
-        if self._prepared is None:
-            return fmt.id, self._data, self._row_nbytes
-        return twin.id, self._prepared, twin.row_nbytes(self._shape[1])
+            if twin is not None:
+                copy = np.empty(rows * twin.row_nbytes(cols), dtype=np.uint8)
+                _kernels.repack_rows(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols,
+                                     copy, twin.row_nbytes(cols), n_threads)
+            elif panels and fmt.interleave and rows >= fmt.interleave:
+                copy = np.empty(rows // fmt.interleave * fmt.interleave * self._row_nbytes, dtype=np.uint8)
+                _kernels.interleave(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols, copy,
+                                    n_threads)
+            else:
+                copy = None
+            if copy is not None:
+                copy.flags.writeable = False
+                self._prepared = copy
+        if self._prepared is not None and twin is not None:
+            return twin.id, self._prepared, twin.row_nbytes(cols), None
+        return fmt.id, self._data, self._row_nbytes, self._prepared if panels else None
 
     def _require(self, op: str) -> None:
         if op not in self._fmt.ops or op not in _COMPILED_OPS[self._fmt.id]:
