@@ -59,31 +59,33 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
 /* ---------------------------------------------------------------- dot products */
 
 #if defined(QGEMV_AVX2)
-/* The float formats' SIMD dot (before the scalar tail at i = n / 16 * 16): of each 16 values,
- * half h goes to accumulator h, and the sum is hsum(acc0 + acc1).  half16(p, h) is values
- * p[8 h .. 8 h + 7] for f32 and f16, and for bf16 the even (h = 0) or odd values of p[0..16),
- * which one load widens with a shift or a mask and no shuffle.  Two chains keep a row
- * at memory speed, and leave registers for the tiles' 2 rows x 2 columns (below) to keep each
- * pair's two accumulators: the same fmas in the same order, so a tile gives vec_dot's bits. */
-#define QGEMV_DOT_FLOAT_2ACC(T, half16, x, y)                                              \
+/* The float formats' SIMD dot, over the first nv = n / 32 * 32 values (a scalar tail after):
+ * accumulator h sums half h of them (values h nv/2 .. (h + 1) nv/2 - 1), 16 a step in two
+ * fmas, half16(p, 0) then half16(p, 1), and the sum is hsum(acc0 + acc1).  half16(p, j) is
+ * values p[8 j .. 8 j + 7] for f32 and f16, and for bf16 the even (j = 0) or odd values of
+ * p[0..16), which one load widens with a shift or a mask and no shuffle.  Two chains (two
+ * read streams) keep a row at memory speed; splitting the row by halves, not by alternate
+ * vectors, lets a tile keep one accumulator per (row, column) and half after half run
+ * vec_dot's fmas in vec_dot's order, in blocks of 4 rows x 2 columns (below). */
+#define QGEMV_DOT_FLOAT_HALVES(T, half16, x, y)                                            \
+    const int64_t nv_ = n / 32 * 32, nh_ = nv_ / 2;                                        \
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                        \
-    for (; i + 32 <= n; i += 32) {                                                         \
-        if (sizeof(T) < 4) QGEMV_PREFETCH_STREAM((x) + i, 32 * sizeof(T));  /* f32: the hardware's alone is faster */ \
+    for (; i < nh_; i += 16) {                                                             \
+        if (sizeof(T) < 4 && !(i & 31)) {   /* f32: the hardware's prefetch alone is faster */ \
+            QGEMV_PREFETCH_LINE((x) + i);                                                  \
+            QGEMV_PREFETCH_LINE((x) + nh_ + i);                                            \
+        }                                                                                  \
         acc0 = _mm256_fmadd_ps(half16((x) + i, 0), half16((y) + i, 0), acc0);              \
-        acc1 = _mm256_fmadd_ps(half16((x) + i, 1), half16((y) + i, 1), acc1);              \
-        acc0 = _mm256_fmadd_ps(half16((x) + i + 16, 0), half16((y) + i + 16, 0), acc0);    \
-        acc1 = _mm256_fmadd_ps(half16((x) + i + 16, 1), half16((y) + i + 16, 1), acc1);    \
+        acc1 = _mm256_fmadd_ps(half16((x) + nh_ + i, 0), half16((y) + nh_ + i, 0), acc1);  \
+        acc0 = _mm256_fmadd_ps(half16((x) + i, 1), half16((y) + i, 1), acc0);              \
+        acc1 = _mm256_fmadd_ps(half16((x) + nh_ + i, 1), half16((y) + nh_ + i, 1), acc1);  \
     }                                                                                      \
-    if (i + 16 <= n) {                                                                     \
-        acc0 = _mm256_fmadd_ps(half16((x) + i, 0), half16((y) + i, 0), acc0);              \
-        acc1 = _mm256_fmadd_ps(half16((x) + i, 1), half16((y) + i, 1), acc1);              \
-        i += 16;                                                                           \
-    }                                                                                      \
+    i = nv_;                                                                               \
     sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
 static inline __m256 qgemv_half16_f32(const float *p, int h) { return _mm256_loadu_ps(p + 8 * h); }
 #endif
 
-/* sum a[i] b[i], float32: independent accumulators (AVX2: vec_dot's two, QGEMV_DOT_FLOAT_2ACC) */
+/* sum a[i] b[i], float32: independent accumulators (AVX2: vec_dot's two, QGEMV_DOT_FLOAT_HALVES) */
 static float dot_f32(int64_t n, const float *restrict a, const float *restrict b) {
     int64_t i = 0;
     float sum = 0.0f;
@@ -94,7 +96,7 @@ static float dot_f32(int64_t n, const float *restrict a, const float *restrict b
             acc[k] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * k), _mm512_loadu_ps(b + i + 16 * k), acc[k]);
     sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
 #elif defined(QGEMV_AVX2)
-    QGEMV_DOT_FLOAT_2ACC(float, qgemv_half16_f32, a, b)
+    QGEMV_DOT_FLOAT_HALVES(float, qgemv_half16_f32, a, b)
 #else
     float acc[8] = {0};
     for (; i + 8 <= n; i += 8)
@@ -129,7 +131,7 @@ static inline __m256 qgemv_half16_bf16(const uint16_t *p, int h) {
     const __m256i v = _mm256_loadu_si256((const __m256i *)p);
     return _mm256_castsi256_ps(h ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)) : _mm256_slli_epi32(v, 16));
 }
-#define QGEMV_VEC_DOT_HALF_SIMD(half16) QGEMV_DOT_FLOAT_2ACC(uint16_t, half16, x, y)
+#define QGEMV_VEC_DOT_HALF_SIMD(half16) QGEMV_DOT_FLOAT_HALVES(uint16_t, half16, x, y)
 #else
 #define QGEMV_VEC_DOT_HALF_SIMD(half16)                                                    \
     float acc[8] = {0};                                                                    \
@@ -144,39 +146,50 @@ QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_half16_f16)
 QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
- * A batch against a slab of rows, by blocks of 2 rows x 2 columns: each block runs the whole
- * row with vec_dot's two accumulators per (row, column) (values 16 j .. 16 j + 7, then
- * 16 j + 8 .. 16 j + 15), 8 in registers, widening weights and activations as it loads them,
- * so a weight vector serves 2 fmas and an activation vector 2, from four sequential streams.
- * The row pair, prefetched by its first column pair, stays in L1 while it meets every column
- * pair (C harness, f16 x 8 columns: 4.7 fmas/ns in L2 against 3.7-4.0 for blocks of 3 x 2 or
- * 4 x 3 in passes of 512 values over widened activations).  The fmas, the sum and the
- * scalar tail of every (row, column) are vec_dot's: the tile gives vec_dot's bits. */
+ * A batch against a slab of rows, by blocks of 4 rows x 2 columns: a block runs half 0 of the
+ * rows, then half 1, with one accumulator per (row, column) in registers (8, and the 4 weight
+ * and 2 activation vectors of a step widened as they load: 6 widenings serve 8 fmas, against
+ * 4 for 4 in the blocks of 2 x 2 that kept vec_dot's former alternate-vector chains).  The 4
+ * rows, prefetched by their first column pair, stay in L1 while they meet every column pair;
+ * the later pairs share out the next 4 rows among them and prefetch those into L2 a line as
+ * they read one, so the memory streams while the cache serves (the first pair alone left it
+ * idle three quarters of the time at batch 8).  The fmas, the sum and the scalar tail of
+ * every (row, column) are vec_dot's: the tile gives vec_dot's bits. */
 #if defined(QGEMV_AVX2)
-#define QGEMV_FLOAT_AHEAD 512    /* values a row pair's first column pair prefetches ahead */
+#define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column pair prefetches ahead */
+#define QGEMV_FLOAT_TILE_RB 4
+#define QGEMV_FLOAT_TILE_CB 2
 #define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32)                                     \
-    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[2], const T *const y[2], \
-                                                const int RB, const int CB, const int prefetch, float *out, \
-                                                int64_t out_stride) {                      \
-        const int64_t nv = n / 16 * 16;                                                    \
-        __m256 s[2][2][2];                                                                 \
-        for (int r = 0; r < RB; r++)                                                       \
-            for (int c = 0; c < CB; c++) s[r][c][0] = s[r][c][1] = _mm256_setzero_ps();    \
-        for (int64_t i = 0; i < nv; i += 16) {                                             \
-            if (prefetch)                                                                  \
-                for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
-            for (int h = 0; h < 2; h++) {                                                  \
-                __m256 av[2];                                                              \
-                for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, h);                  \
-                for (int r = 0; r < RB; r++) {                                             \
-                    const __m256 wv = half16(x[r] + i, h);                                 \
-                    for (int c = 0; c < CB; c++) s[r][c][h] = _mm256_fmadd_ps(wv, av[c], s[r][c][h]); \
+    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_TILE_RB], \
+                                                const T *const y[QGEMV_FLOAT_TILE_CB], const int RB, const int CB, \
+                                                const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
+                                                const int nnext, float *out, int64_t out_stride) { \
+        const int64_t nv = n / 32 * 32, nh = nv / 2;                                       \
+        __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB]; \
+        for (int h = 0; h < 2; h++) {                                                      \
+            for (int r = 0; r < RB; r++)                                                   \
+                for (int c = 0; c < CB; c++) s[r][c] = _mm256_setzero_ps();                \
+            for (int64_t i = h * nh; i < (h + 1) * nh; i += 16) {                          \
+                if (prefetch)                                                              \
+                    for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
+                else                                                                       \
+                    for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i), _MM_HINT_T1); \
+                for (int j = 0; j < 2; j++) {                                              \
+                    __m256 av[QGEMV_FLOAT_TILE_CB];                                        \
+                    for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);              \
+                    for (int r = 0; r < RB; r++) {                                         \
+                        const __m256 wv = half16(x[r] + i, j);                             \
+                        for (int c = 0; c < CB; c++) s[r][c] = _mm256_fmadd_ps(wv, av[c], s[r][c]); \
+                    }                                                                      \
                 }                                                                          \
             }                                                                              \
+            if (h == 0)                                                                    \
+                for (int r = 0; r < RB; r++)                                               \
+                    for (int c = 0; c < CB; c++) s0[r][c] = s[r][c];                       \
         }                                                                                  \
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
-                float sum = qgemv_hsum_f32x8(_mm256_add_ps(s[r][c][0], s[r][c][1]));       \
+                float sum = qgemv_hsum_f32x8(_mm256_add_ps(s0[r][c], s[r][c]));            \
                 for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]);  \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
@@ -185,19 +198,34 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
         QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
-        for (int64_t r = 0; r < nrows; r += 2) {                                           \
-            const int RB = nrows - r >= 2 ? 2 : 1;                                         \
-            const T *x[2] = {(const T *)((const uint8_t *)w + r * row_stride),             \
-                             (const T *)((const uint8_t *)w + (r + RB - 1) * row_stride)}; \
-            for (int64_t c = 0; c < ncols; c += 2) {                                       \
+        const int64_t passes = (ncols + QGEMV_FLOAT_TILE_CB - 1) / QGEMV_FLOAT_TILE_CB;    \
+        for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_TILE_RB) {                         \
+            const int RB = nrows - r >= QGEMV_FLOAT_TILE_RB ? QGEMV_FLOAT_TILE_RB : (int)(nrows - r); \
+            const T *x[QGEMV_FLOAT_TILE_RB];                                               \
+            for (int k = 0; k < QGEMV_FLOAT_TILE_RB; k++)                                  \
+                x[k] = (const T *)((const uint8_t *)w + (r + (k < RB ? k : RB - 1)) * row_stride); \
+            for (int64_t c = 0; c < ncols; c += QGEMV_FLOAT_TILE_CB) {                     \
+                /* pass p > 0 prefetches its share of the next 4 rows (past the tile's end too: \
+                 * the next tile's first rows) into L2, a line as it reads one */          \
+                const int64_t p = c / QGEMV_FLOAT_TILE_CB;                                 \
+                const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;  \
+                const int k1 = p ? (int)(p * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;        \
+                const T *next[QGEMV_FLOAT_TILE_RB];                                        \
+                for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
                 const int CB = ncols - c >= 2 ? 2 : 1;                                     \
                 const T *y[2] = {(const T *)((const uint8_t *)a + c * act_stride),         \
                                  (const T *)((const uint8_t *)a + (c + CB - 1) * act_stride)}; \
                 float *o = out + r * out_stride + c;                                       \
-                if (RB == 2 && CB == 2) float_block_##name(n, x, y, 2, 2, c == 0, o, out_stride);  \
-                else if (RB == 2) float_block_##name(n, x, y, 2, 1, c == 0, o, out_stride);        \
-                else if (CB == 2) float_block_##name(n, x, y, 1, 2, c == 0, o, out_stride);        \
-                else float_block_##name(n, x, y, 1, 1, c == 0, o, out_stride);                     \
+                switch (RB * 2 + CB - 3) {  /* (RB, CB) as constants, each block compiled once */ \
+                case 7: float_block_##name(n, x, y, 4, 2, c == 0, next, k1 - k0, o, out_stride); break; \
+                case 6: float_block_##name(n, x, y, 4, 1, c == 0, next, k1 - k0, o, out_stride); break; \
+                case 5: float_block_##name(n, x, y, 3, 2, c == 0, next, k1 - k0, o, out_stride); break; \
+                case 4: float_block_##name(n, x, y, 3, 1, c == 0, next, k1 - k0, o, out_stride); break; \
+                case 3: float_block_##name(n, x, y, 2, 2, c == 0, next, k1 - k0, o, out_stride); break; \
+                case 2: float_block_##name(n, x, y, 2, 1, c == 0, next, k1 - k0, o, out_stride); break; \
+                case 1: float_block_##name(n, x, y, 1, 2, c == 0, next, k1 - k0, o, out_stride); break; \
+                default: float_block_##name(n, x, y, 1, 1, c == 0, next, k1 - k0, o, out_stride); break; \
+                }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
