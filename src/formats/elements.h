@@ -170,10 +170,12 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
             for (int r = 0; r < RB; r++)                                                   \
                 for (int c = 0; c < CB; c++) s[r][c] = _mm256_setzero_ps();                \
             for (int64_t i = h * nh; i < (h + 1) * nh; i += 16) {                          \
-                if (prefetch)                                                              \
-                    for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
-                else                                                                       \
-                    for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i), _MM_HINT_T1); \
+                if (sizeof(T) == 4 || !(i & 16)) {   /* a prefetch per 64 bytes */         \
+                    if (prefetch)                                                          \
+                        for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
+                    else                                                                   \
+                        for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i), _MM_HINT_T1); \
+                }                                                                          \
                 for (int j = 0; j < 2; j++) {                                              \
                     __m256 av[QGEMV_FLOAT_TILE_CB];                                        \
                     for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);              \
