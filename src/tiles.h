@@ -45,25 +45,40 @@
         return;                                                                             \
     }
 
-/* vec_dot_tile_<name>_<act> by a row kernel that takes one row and up to 4 columns,
+/* vec_dot_tile_<name>_<act> by a row kernel that takes one row and up to `cols` columns (4 or
+ * 8, at most QGEMV_TILE_COLS_MAX; the kernel sizes its per-column state to match),
  * kernel(nb, row's blocks, columns' activations, act_stride, CB, out), CB a constant per call
  * (so an always-inline kernel is compiled once per column count); a single column goes row by
- * row through vec_dot_<name>_<act> (QGEMV_TILE_ONE_COLUMN) */
-#define QGEMV_DEFINE_TILE_BY_COLS4(name, act, kernel, block_values)                           \
+ * row through vec_dot_<name>_<act> (QGEMV_TILE_ONE_COLUMN).  More columns per pass share a
+ * decode among more of them, at the cost of per-column sums that no longer fit in registers:
+ * the IQ2/IQ3 grids, costly to decode, take 8 (benches/RESULTS.md) */
+#define QGEMV_TILE_COLS_MAX 8
+#define QGEMV_TILE_CASES_4(kernel, nb, x, a_, s, o)                                        \
+    case 1: kernel(nb, x, a_, s, 1, o); break;                                              \
+    case 2: kernel(nb, x, a_, s, 2, o); break;                                              \
+    case 3: kernel(nb, x, a_, s, 3, o); break;                                              \
+    default: kernel(nb, x, a_, s, 4, o); break;
+#define QGEMV_TILE_CASES_8(kernel, nb, x, a_, s, o)                                        \
+    case 1: kernel(nb, x, a_, s, 1, o); break;                                              \
+    case 2: kernel(nb, x, a_, s, 2, o); break;                                              \
+    case 3: kernel(nb, x, a_, s, 3, o); break;                                              \
+    case 4: kernel(nb, x, a_, s, 4, o); break;                                              \
+    case 5: kernel(nb, x, a_, s, 5, o); break;                                              \
+    case 6: kernel(nb, x, a_, s, 6, o); break;                                              \
+    case 7: kernel(nb, x, a_, s, 7, o); break;                                              \
+    default: kernel(nb, x, a_, s, 8, o); break;
+#define QGEMV_DEFINE_TILE_BY_COLS(name, act, kernel, block_values, cols)                      \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
         QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         for (int64_t r = 0; r < nrows; r++) {                                               \
             const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
-            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {                                     \
+            for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                \
                 const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                   \
                 float *o = out + r * out_stride + c0;                                       \
                 switch (ncols - c0) {                                                       \
-                case 1: kernel(n / (block_values), x, a_, act_stride, 1, o); break;         \
-                case 2: kernel(n / (block_values), x, a_, act_stride, 2, o); break;         \
-                case 3: kernel(n / (block_values), x, a_, act_stride, 3, o); break;         \
-                default: kernel(n / (block_values), x, a_, act_stride, 4, o); break;        \
+                QGEMV_TILE_CASES_##cols(kernel, n / (block_values), x, a_, act_stride, o)   \
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
@@ -71,10 +86,10 @@
 
 /* vec_dot_<name>_<act> as the one-column case of such a row kernel, and its tile: a batch then
  * gives vec_dot's bits by construction */
-#define QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, act, kernel, block_values)              \
+#define QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, act, kernel, block_values, cols)        \
     static float vec_dot_##name##_##act(int64_t n, const void *restrict w, const void *restrict a) { \
         float o;                                                                            \
         kernel(n / (block_values), (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);  \
         return o;                                                                           \
     }                                                                                       \
-    QGEMV_DEFINE_TILE_BY_COLS4(name, act, kernel, block_values)
+    QGEMV_DEFINE_TILE_BY_COLS(name, act, kernel, block_values, cols)

@@ -268,7 +268,7 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
     return sum;
 }
 
-QGEMV_DEFINE_TILE_BY_COLS4(nvfp4, q8_0, tile_nvfp4, QK_NVFP4)
+QGEMV_DEFINE_TILE_BY_COLS(nvfp4, q8_0, tile_nvfp4, QK_NVFP4, 4)
 
 /* sum_b d_x sum_k d_y(k) sum_j (+-a_j); the signs come negated (-1 for a set bit), so the
  * scale does too */

@@ -170,7 +170,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_s, q8_K, tile_iq1_s, QK_K)
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_s, q8_K, tile_iq1_s, QK_K, 4)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
@@ -237,7 +237,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K)
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 4)
 
 
 #else

@@ -293,15 +293,15 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         iq_store_levels_32(_mm256_sign_epi8(mag_, sgn_), d0, d1, y);                       \
     } while (0)
 
-/* one row against CB <= 4 columns: each sub-block's magnitudes, signs and scales are decoded
+/* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded
  * once for all the columns; per column the integer sums of a super-block are exact and its float
  * work is the same fma into the same accumulator whatever CB is, so every column gets
  * vec_dot's bits (vec_dot is this with CB = 1) */
 #define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
-        const block_q8_K *y[4];                                                            \
-        __m256 acc[4];                                                                     \
+        const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
+        __m256 acc[QGEMV_TILE_COLS_MAX];                                                    \
         for (int j = 0; j < CB; j++) {                                                     \
             y[j] = (const block_q8_K *)(a + j * act_stride);                               \
             acc[j] = _mm256_setzero_ps();                                                  \
@@ -311,7 +311,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
             const __m256i sc = scales16_##name(&x[ib]);                                    \
             uint16_t ix[QK_K / 4];                                                         \
             grid_indices_##name(&x[ib], ix);                                               \
-            __m256i sum[4];                                                                \
+            __m256i sum[QGEMV_TILE_COLS_MAX];                                               \
             for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
                 __m256i signs;                                                             \
@@ -326,7 +326,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = (factor) * qgemv_hsum_f32x8(acc[j]);         \
     }                                                                                      \
-    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_iq_##name, QK_K)
+    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_iq_##name, QK_K, 8)
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \

@@ -205,7 +205,7 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         }                                                                                  \
         return sum;                                                                        \
     }                                                                                      \
-    QGEMV_DEFINE_TILE_BY_COLS4(name, q8_K, tile_##name, QK_K)
+    QGEMV_DEFINE_TILE_BY_COLS(name, q8_K, tile_##name, QK_K, 4)
 #else
 #define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
