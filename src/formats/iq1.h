@@ -129,14 +129,14 @@ QGEMV_ALWAYS_INLINE __m256i iq1_scaled_dot(const __m256i v[QK_K / 32], const int
     return _mm256_add_epi32(sum0, sum1);
 }
 
-/* one row against CB <= 4 columns: per block the 256 grid values (8 vectors of -1, 0, 1) are
+/* one row against CB <= 8 columns: per block the 256 grid values (8 vectors of -1, 0, 1) are
  * gathered once for all the columns; per column
  *   sum_b d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)],
  * the same integer and float steps whatever CB is (vec_dot is the CB = 1 case) */
 QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
-    const block_q8_K *y[4];
-    __m256 acc[4];
+    const block_q8_K *y[QGEMV_TILE_COLS_MAX];
+    __m256 acc[QGEMV_TILE_COLS_MAX];
     for (int c = 0; c < CB; c++) {
         y[c] = (const block_q8_K *)(a + c * act_stride);
         acc[c] = _mm256_setzero_ps();
@@ -170,19 +170,19 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_s, q8_K, tile_iq1_s, QK_K, 4)
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_s, q8_K, tile_iq1_s, QK_K, 8)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
     return _mm256_or_si256(_mm256_slli_epi16(_mm256_srli_epi16(fields, 13), 1), _mm256_set1_epi16(1));
 }
 
-/* one row against CB <= 4 columns, the block's u gathered once for all of them; per column
+/* one row against CB <= 8 columns, the block's u gathered once for all of them; per column
  *   sum_b d d_a / 8 sum_k (2 s_k + 1) [sum_j u_j a_j - 9 bsum_k],  u = 8 g + 8 delta + 9 */
 QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
-    const block_q8_K *y[4];
-    __m256 acc[4];
+    const block_q8_K *y[QGEMV_TILE_COLS_MAX];
+    __m256 acc[QGEMV_TILE_COLS_MAX];
     for (int c = 0; c < CB; c++) {
         y[c] = (const block_q8_K *)(a + c * act_stride);
         acc[c] = _mm256_setzero_ps();
@@ -237,7 +237,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 4)
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 8)
 
 
 #else
