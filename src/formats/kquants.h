@@ -312,10 +312,48 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
     return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
 }
 
-/* q3_K: levels stored as u = q + 4 in [0, 7]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 4 bsum_s).
- * One row against CB <= 8 columns: a super-block's 256 levels and 16 scales are decoded once
- * for all of them; per column the lanes' integer sums are exact and its float work is one fma
- * per super-block whatever CB is, so every column gets vec_dot's bits (vec_dot is CB = 1) */
+/* q3_K: levels stored as u = q + 4 in [0, 7]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 4 bsum_s) */
+static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q3_K *x = (const block_q3_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    const __m256i three = _mm256_set1_epi8(3);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
+        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+        const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
+        /* start from minus the offset, 4 sum_s sc_s bsum_s */
+        __m256i sum0 = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                        _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[ib])), 2));
+        __m256i sum1 = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            const int8_t *p = y[ib].qs + 128 * h;
+            const __m256i u0 = _mm256_or_si256(_mm256_and_si256(bits, three), QGEMV_K_BIT_TO(hbits, 4 * h + 0, 2));
+            const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2), three),
+                                               QGEMV_K_BIT_TO(hbits, 4 * h + 1, 2));
+            const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), three),
+                                               QGEMV_K_BIT_TO(hbits, 4 * h + 2, 2));
+            const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 6), three),
+                                               QGEMV_K_BIT_TO(hbits, 4 * h + 3, 2));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
+            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
+            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[ib].d * qgemv_k_half(x[ib].d)),
+                              _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, acc);
+    return qgemv_k_hsum_lanes(lanes);
+}
+
+/* q3_K's batch tile: one row against CB <= 8 columns, a super-block's 256 levels and 16 scales
+ * decoded once for all of them; per column the lanes' integer sums are exact and its float work
+ * is vec_dot's one fma per super-block, so every column gets vec_dot's bits.  vec_dot stays
+ * written out above (its levels never leave registers), as q2_K's */
 QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
     const __m256i three = _mm256_set1_epi8(3);
@@ -362,7 +400,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
         out[j] = qgemv_k_hsum_lanes(lanes);
     }
 }
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q3_K, q8_K, tile_k3, QK_K, 8)
+QGEMV_DEFINE_TILE_BY_COLS(q3_K, q8_K, tile_k3, QK_K, 8)
 
 /* scale_min_k4 in SIMD: the 8 scales and 8 mins of q4_K / q5_K as the bytes
  * [sc0..3, mn0..3, sc4..7, mn4..7] (the 16-byte load reads 4 bytes of qs too: ignored) */
@@ -424,6 +462,57 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     _mm256_storeu_ps(lanes, acc);
     return qgemv_k_hsum_lanes(lanes);
 }
+
+/* q2_K's batch tile: one row against CB <= 8 columns, a super-block's levels and scale pairs
+ * decoded once for all of them; per column its lanes' integer sums are exact and its float work
+ * is vec_dot's two fmas per super-block, so every column gets vec_dot's bits.  vec_dot stays
+ * written out above: as this kernel's CB = 1 case it ran a GEMV 10-20% slower (the decoded
+ * arrays spill) */
+QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t *a, int64_t act_stride,
+                                 const int CB, float *out) {
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const block_q8_K *y[QGEMV_TILE_COLS_MAX];
+    __m256 acc[QGEMV_TILE_COLS_MAX];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm256_setzero_ps();
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
+        /* (d, dmin): adjacent f16 fields */
+        const __m128 dx = _mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&x[ib].d)));
+        const __m128i packed = _mm_loadu_si128((const __m128i *)x[ib].scales);
+        const __m256i scale_bytes = _mm256_broadcastsi128_si256(_mm_and_si128(packed, low4));
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+        __m256i u[8], sp[8];   /* levels of values 32 k .. 32 k + 31, and their two scales */
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            for (int m = 0; m < 4; m++) {
+                u[4 * h + m] = _mm256_and_si256(m ? _mm256_srli_epi16(bits, 2 * m) : bits, three);
+                sp[4 * h + m] = qgemv_q2_K_scale_pair(scale_bytes, 4 * h + m);
+            }
+        }
+        for (int j = 0; j < CB; j++) {
+            const __m128 dm = _mm_mul_ps(dx, _mm_set1_ps(y[j][ib].d));   /* (d_y d, d_y dmin) */
+            const __m256i msum = _mm256_madd_epi16(mins16, qgemv_k_bsums(&y[j][ib]));
+            __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
+            for (int k = 0; k < 8; k += 2) {
+                const int8_t *p = y[j][ib].qs + 32 * k;
+                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u[k], p, sp[k]));
+                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u[k + 1], p + 32, sp[k + 1]));
+            }
+            acc[j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc[j]);
+            acc[j] = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), _mm256_cvtepi32_ps(msum), acc[j]);
+        }
+    }
+    for (int j = 0; j < CB; j++) {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, acc[j]);
+        out[j] = qgemv_k_hsum_lanes(lanes);
+    }
+}
+QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
@@ -538,5 +627,5 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q6_K, q8_K, tile_k6, QK_K, 4)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
-#define QGEMV_TILES_KQUANTS(X) X(q3_K, q8_K) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
+#define QGEMV_TILES_KQUANTS(X) X(q2_K, q8_K) X(q3_K, q8_K) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
 #endif /* QGEMV_AVX2 */
