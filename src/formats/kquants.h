@@ -271,6 +271,22 @@ static inline __m256i qgemv_k_dot_scaled(__m256i u, const int8_t *p, __m256i sc1
     return _mm256_madd_epi16(prod, sc16);
 }
 
+/* a tile kernel's columns: y[j] the q8_K blocks of column j, acc[j] its float lanes at zero */
+static inline void qgemv_k_columns(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y, __m256 *acc) {
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm256_setzero_ps();
+    }
+}
+/* out[j] = column j's float lanes added in qgemv_k_hsum_lanes' order */
+static inline void qgemv_k_store_columns(const __m256 *acc, int CB, float *out) {
+    for (int j = 0; j < CB; j++) {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, acc[j]);
+        out[j] = qgemv_k_hsum_lanes(lanes);
+    }
+}
+
 /* Scale vectors for 16-value sub-blocks: 32 values = sub-blocks 2k (low 128-bit lane) and
  * 2k + 1 (high lane).  sc16 holds the 16 scales as s16; k selects a pair of them. */
 typedef struct { __m256i lo, hi; } qgemv_k_scales16;
@@ -359,10 +375,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
     const __m256i three = _mm256_set1_epi8(3);
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm256_setzero_ps();
-    }
+    qgemv_k_columns(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
@@ -394,11 +407,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
                                      acc[j]);
         }
     }
-    for (int j = 0; j < CB; j++) {
-        float lanes[8];
-        _mm256_storeu_ps(lanes, acc[j]);
-        out[j] = qgemv_k_hsum_lanes(lanes);
-    }
+    qgemv_k_store_columns(acc, CB, out);
 }
 QGEMV_DEFINE_TILE_BY_COLS(q3_K, q8_K, tile_k3, QK_K, 8)
 
@@ -474,10 +483,7 @@ QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t 
     const __m128i low4 = _mm_set1_epi8(0x0f);
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm256_setzero_ps();
-    }
+    qgemv_k_columns(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
         /* (d, dmin): adjacent f16 fields */
@@ -506,11 +512,7 @@ QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t 
             acc[j] = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), _mm256_cvtepi32_ps(msum), acc[j]);
         }
     }
-    for (int j = 0; j < CB; j++) {
-        float lanes[8];
-        _mm256_storeu_ps(lanes, acc[j]);
-        out[j] = qgemv_k_hsum_lanes(lanes);
-    }
+    qgemv_k_store_columns(acc, CB, out);
 }
 QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
 
@@ -583,7 +585,7 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     const block_q8_K *y[4];
     __m256 acc[4];
-    for (int j = 0; j < CB; j++) { y[j] = (const block_q8_K *)(a + j * act_stride); acc[j] = _mm256_setzero_ps(); }
+    qgemv_k_columns(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
@@ -617,11 +619,7 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
         for (int j = 0; j < CB; j++)
             acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][ib].d * d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0[j], sum1[j])), acc[j]);
     }
-    for (int j = 0; j < CB; j++) {
-        float lanes[8];
-        _mm256_storeu_ps(lanes, acc[j]);
-        out[j] = qgemv_k_hsum_lanes(lanes);
-    }
+    qgemv_k_store_columns(acc, CB, out);
 }
 /* vec_dot is the one-column case (the lanes of the portable vec_dot above) */
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q6_K, q8_K, tile_k6, QK_K, 4)
