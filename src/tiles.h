@@ -45,13 +45,26 @@
         return;                                                                             \
     }
 
+#if defined(QGEMV_AVX2)
+/* a q8_K row kernel's columns: y[j] the activation blocks of column j, acc[j] its float lanes
+ * at zero */
+static inline void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y,
+                                           __m256 *acc) {
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm256_setzero_ps();
+    }
+}
+#endif
+
 /* vec_dot_tile_<name>_<act> by a row kernel that takes one row and up to `cols` columns (4 or
  * 8, at most QGEMV_TILE_COLS_MAX; the kernel sizes its per-column state to match),
  * kernel(nb, row's blocks, columns' activations, act_stride, CB, out), CB a constant per call
  * (so an always-inline kernel is compiled once per column count); a single column goes row by
  * row through vec_dot_<name>_<act> (QGEMV_TILE_ONE_COLUMN).  More columns per pass share a
  * decode among more of them, at the cost of per-column sums that no longer fit in registers:
- * the IQ2/IQ3 grids, costly to decode, take 8 (benches/RESULTS.md) */
+ * the kernels whose decode is costly (the IQ2/IQ3 grids, iq1_s, iq1_m, q2_K and q3_K) take 8
+ * (benches/RESULTS.md) */
 #define QGEMV_TILE_COLS_MAX 8
 #define QGEMV_TILE_CASES_4(kernel, nb, x, a_, s, o)                                        \
     case 1: kernel(nb, x, a_, s, 1, o); break;                                              \

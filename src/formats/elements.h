@@ -214,8 +214,8 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                 const int k1 = p ? (int)(p * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;        \
                 const T *next[QGEMV_FLOAT_TILE_RB];                                        \
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
-                const int CB = ncols - c >= 2 ? 2 : 1;                                     \
-                const T *y[2] = {(const T *)((const uint8_t *)a + c * act_stride),         \
+                const int CB = ncols - c >= QGEMV_FLOAT_TILE_CB ? QGEMV_FLOAT_TILE_CB : 1;  \
+                const T *y[QGEMV_FLOAT_TILE_CB] = {(const T *)((const uint8_t *)a + c * act_stride), \
                                  (const T *)((const uint8_t *)a + (c + CB - 1) * act_stride)}; \
                 float *o = out + r * out_stride + c;                                       \
                 switch (RB * 2 + CB - 3) {  /* (RB, CB) as constants, each block compiled once */ \

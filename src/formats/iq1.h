@@ -137,10 +137,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
                                     const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
-    for (int c = 0; c < CB; c++) {
-        y[c] = (const block_q8_K *)(a + c * act_stride);
-        acc[c] = _mm256_setzero_ps();
-    }
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     for (int64_t i = 0; i < nb; i++) {
         QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         /* 2 s + 1 of the 8 sub-blocks as int16 (in both halves), and the same times +-1 */
@@ -183,10 +180,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint
                                     const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
-    for (int c = 0; c < CB; c++) {
-        y[c] = (const block_q8_K *)(a + c * act_stride);
-        acc[c] = _mm256_setzero_ps();
-    }
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     const __m256i eight = _mm256_set1_epi8(8);
     /* field k of the scale words: word k / 4, shifted so that its 3 bits land on bits 13..15
      * (a multiply by 2^(13 - 3 (k % 4))), then brought down */

@@ -302,10 +302,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
                                             int64_t act_stride, const int CB, float *out) { \
         const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
         __m256 acc[QGEMV_TILE_COLS_MAX];                                                    \
-        for (int j = 0; j < CB; j++) {                                                     \
-            y[j] = (const block_q8_K *)(a + j * act_stride);                               \
-            acc[j] = _mm256_setzero_ps();                                                  \
-        }                                                                                  \
+        qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);                                \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
             QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                                   \
             const __m256i sc = scales16_##name(&x[ib]);                                    \

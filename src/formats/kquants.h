@@ -271,13 +271,6 @@ static inline __m256i qgemv_k_dot_scaled(__m256i u, const int8_t *p, __m256i sc1
     return _mm256_madd_epi16(prod, sc16);
 }
 
-/* a tile kernel's columns: y[j] the q8_K blocks of column j, acc[j] its float lanes at zero */
-static inline void qgemv_k_columns(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y, __m256 *acc) {
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm256_setzero_ps();
-    }
-}
 /* out[j] = column j's float lanes added in qgemv_k_hsum_lanes' order */
 static inline void qgemv_k_store_columns(const __m256 *acc, int CB, float *out) {
     for (int j = 0; j < CB; j++) {
@@ -375,7 +368,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
     const __m256i three = _mm256_set1_epi8(3);
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_k_columns(a, act_stride, CB, y, acc);
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
@@ -483,7 +476,7 @@ QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t 
     const __m128i low4 = _mm_set1_epi8(0x0f);
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_k_columns(a, act_stride, CB, y, acc);
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
         /* (d, dmin): adjacent f16 fields */
@@ -585,7 +578,7 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     const block_q8_K *y[4];
     __m256 acc[4];
-    qgemv_k_columns(a, act_stride, CB, y, acc);
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));

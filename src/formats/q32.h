@@ -300,7 +300,7 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
 #define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
     /* a batch: rows x[0:RB] against columns y[0:CB] over all nb blocks, RB x CB accumulators \
      * in registers; each weight block is decoded once for the CB columns, each activation     \
-     * block read once for the RB rows; the first column pair prefetches the rows ahead */     \
+     * block read once for the RB rows; the first column group prefetches the rows ahead */    \
     QGEMV_ALWAYS_INLINE void tile_32_block_##name(int64_t nb, const block_##name *const x[TILE_32_RB], \
                                                   const block_##act *const y[TILE_32_CB],      \
                                                   const int RB, const int CB, const int prefetch, \
