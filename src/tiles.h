@@ -48,8 +48,8 @@
 #if defined(QGEMV_AVX2)
 /* a q8_K row kernel's columns: y[j] the activation blocks of column j, acc[j] its float lanes
  * at zero */
-static inline void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y,
-                                           __m256 *acc) {
+QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y,
+                                                 __m256 *acc) {
     for (int j = 0; j < CB; j++) {
         y[j] = (const block_q8_K *)(a + j * act_stride);
         acc[j] = _mm256_setzero_ps();
