@@ -146,26 +146,29 @@ QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_half16_f16)
 QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
- * A batch against a slab of rows, by blocks of 4 rows x 2 columns: a block runs half 0 of the
- * rows, then half 1, with one accumulator per (row, column) in registers (8, and the 4 weight
- * and 2 activation vectors of a step widened as they load: 6 widenings serve 8 fmas, against
- * 4 for 4 in the blocks of 2 x 2 that kept vec_dot's former alternate-vector chains).  The 4
- * rows, prefetched by their first column pair, stay in L1 while they meet every column pair;
- * the later pairs share out the next 4 rows among them and prefetch those into L2 a line as
- * they read one, so the memory streams while the cache serves (the first pair alone left it
- * idle three quarters of the time at batch 8).  The fmas, the sum and the scalar tail of
- * every (row, column) are vec_dot's: the tile gives vec_dot's bits. */
+ * A batch against a slab of rows, by blocks of 4 rows x cols_per_block columns: a block runs
+ * half 0 of the rows, then half 1, with one accumulator per (row, column) in registers.  f16
+ * and bf16 take 2 columns (8 accumulators; the 4 weight and 2 activation vectors of a step
+ * widened as they load: 6 widenings serve 8 fmas, against 4 for 4 in the blocks of 2 x 2 that
+ * kept vec_dot's former alternate-vector chains; with 3 columns their widened vectors spill).
+ * f32 takes 3 (12 accumulators, 7 loads per 12 fmas: batch 32 on 2 threads took 14.7-15.8
+ * ms against 15.6-17.5 with 2).  The 4 rows, prefetched by their first column block, stay in
+ * L1 while they meet every column block; the later blocks share out the next 4 rows among
+ * them and prefetch those into L2 a line as they read one, so the memory streams while the
+ * cache serves (the first block alone left it idle three quarters of the time at batch 8).
+ * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
+ * vec_dot's bits. */
 #if defined(QGEMV_AVX2)
-#define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column pair prefetches ahead */
+#define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
 #define QGEMV_FLOAT_TILE_RB 4
-#define QGEMV_FLOAT_TILE_CB 2
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32)                                     \
+#define QGEMV_FLOAT_TILE_CB_MAX 3   /* columns per block, at most (each format's cols_per_block) */
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32, cols_per_block)                    \
     QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_TILE_RB], \
-                                                const T *const y[QGEMV_FLOAT_TILE_CB], const int RB, const int CB, \
+                                                const T *const y[QGEMV_FLOAT_TILE_CB_MAX], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
         const int64_t nv = n / 32 * 32, nh = nv / 2;                                       \
-        __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB]; \
+        __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB_MAX], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB_MAX]; \
         for (int h = 0; h < 2; h++) {                                                      \
             for (int r = 0; r < RB; r++)                                                   \
                 for (int c = 0; c < CB; c++) s[r][c] = _mm256_setzero_ps();                \
@@ -177,7 +180,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                         for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i), _MM_HINT_T1); \
                 }                                                                          \
                 for (int j = 0; j < 2; j++) {                                              \
-                    __m256 av[QGEMV_FLOAT_TILE_CB];                                        \
+                    __m256 av[QGEMV_FLOAT_TILE_CB_MAX];                                        \
                     for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);              \
                     for (int r = 0; r < RB; r++) {                                         \
                         const __m256 wv = half16(x[r] + i, j);                             \
@@ -200,45 +203,46 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
         QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
-        const int64_t passes = (ncols + QGEMV_FLOAT_TILE_CB - 1) / QGEMV_FLOAT_TILE_CB;    \
+        const int64_t passes = (ncols + (cols_per_block) - 1) / (cols_per_block);          \
         for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_TILE_RB) {                         \
             const int RB = nrows - r >= QGEMV_FLOAT_TILE_RB ? QGEMV_FLOAT_TILE_RB : (int)(nrows - r); \
             const T *x[QGEMV_FLOAT_TILE_RB];                                               \
             for (int k = 0; k < QGEMV_FLOAT_TILE_RB; k++)                                  \
                 x[k] = (const T *)((const uint8_t *)w + (r + (k < RB ? k : RB - 1)) * row_stride); \
-            for (int64_t c = 0; c < ncols; c += QGEMV_FLOAT_TILE_CB) {                     \
-                /* pass p > 0 prefetches its share of the next 4 rows (past the tile's end too: \
+            for (int64_t c = 0; c < ncols; c += (cols_per_block)) {                        \
+                /* block p > 0 prefetches its share of the next 4 rows (past the tile's end too: \
                  * the next tile's first rows) into L2, a line as it reads one */          \
-                const int64_t p = c / QGEMV_FLOAT_TILE_CB;                                 \
+                const int64_t p = c / (cols_per_block);                                    \
                 const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;  \
                 const int k1 = p ? (int)(p * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;        \
                 const T *next[QGEMV_FLOAT_TILE_RB];                                        \
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
-                const int CB = ncols - c >= QGEMV_FLOAT_TILE_CB ? QGEMV_FLOAT_TILE_CB : 1;  \
-                const T *y[QGEMV_FLOAT_TILE_CB] = {(const T *)((const uint8_t *)a + c * act_stride), \
-                                 (const T *)((const uint8_t *)a + (c + CB - 1) * act_stride)}; \
+                const int CB = ncols - c >= (cols_per_block) ? (cols_per_block) : (int)(ncols - c); \
+                const T *y[QGEMV_FLOAT_TILE_CB_MAX];                                       \
+                for (int k = 0; k < QGEMV_FLOAT_TILE_CB_MAX; k++)                          \
+                    y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
-                switch (RB * 2 + CB - 3) {  /* (RB, CB) as constants, each block compiled once */ \
-                case 7: float_block_##name(n, x, y, 4, 2, c == 0, next, k1 - k0, o, out_stride); break; \
-                case 6: float_block_##name(n, x, y, 4, 1, c == 0, next, k1 - k0, o, out_stride); break; \
-                case 5: float_block_##name(n, x, y, 3, 2, c == 0, next, k1 - k0, o, out_stride); break; \
-                case 4: float_block_##name(n, x, y, 3, 1, c == 0, next, k1 - k0, o, out_stride); break; \
-                case 3: float_block_##name(n, x, y, 2, 2, c == 0, next, k1 - k0, o, out_stride); break; \
-                case 2: float_block_##name(n, x, y, 2, 1, c == 0, next, k1 - k0, o, out_stride); break; \
-                case 1: float_block_##name(n, x, y, 1, 2, c == 0, next, k1 - k0, o, out_stride); break; \
-                default: float_block_##name(n, x, y, 1, 1, c == 0, next, k1 - k0, o, out_stride); break; \
+                switch (RB * 4 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
+                QGEMV_FLOAT_BLOCK_CASES(name)                                              \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
+#define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
+    case rb * 4 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
+#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
+    QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 4, 2) QGEMV_FLOAT_BLOCK_CASE(name, 4, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 2) QGEMV_FLOAT_BLOCK_CASE(name, 3, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 2, 2) QGEMV_FLOAT_BLOCK_CASE(name, 2, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 1, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 2) QGEMV_FLOAT_BLOCK_CASE(name, 1, 1)
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32, 2)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32, 2)
 #if defined(QGEMV_AVX512)
 /* dot_f32 runs 16-lane accumulators here: f32 keeps the generic tile */
 #define QGEMV_TILES_ELEMENTS(X) X(f16, f16) X(bf16, bf16)
 #else
-QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_half16_f32, qgemv_f32_itself)
+QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_half16_f32, qgemv_f32_itself, 3)
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #endif
 #else
