@@ -223,18 +223,21 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                     y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
                 switch (RB * 4 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
-                QGEMV_FLOAT_BLOCK_CASES(name)                                              \
+                QGEMV_FLOAT_BLOCK_CASES_##cols_per_block(name)                             \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
 #define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
     case rb * 4 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
-#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
-    QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 4, 2) QGEMV_FLOAT_BLOCK_CASE(name, 4, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 2) QGEMV_FLOAT_BLOCK_CASE(name, 3, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 2, 2) QGEMV_FLOAT_BLOCK_CASE(name, 2, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 1, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 2) QGEMV_FLOAT_BLOCK_CASE(name, 1, 1)
+/* the blocks a tile of cols_per_block columns can meet: 1-4 rows x 1-cols_per_block columns */
+#define QGEMV_FLOAT_BLOCK_CASES_2(name)                                                      \
+    QGEMV_FLOAT_BLOCK_CASE(name, 4, 2) QGEMV_FLOAT_BLOCK_CASE(name, 4, 1) QGEMV_FLOAT_BLOCK_CASE(name, 3, 2) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 3, 1) QGEMV_FLOAT_BLOCK_CASE(name, 2, 2) QGEMV_FLOAT_BLOCK_CASE(name, 2, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 1, 2) QGEMV_FLOAT_BLOCK_CASE(name, 1, 1)
+#define QGEMV_FLOAT_BLOCK_CASES_3(name)                                                      \
+    QGEMV_FLOAT_BLOCK_CASES_2(name) QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 3)
 static inline float qgemv_f32_itself(float v) { return v; }
 QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32, 2)
 QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32, 2)
