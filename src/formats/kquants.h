@@ -311,6 +311,16 @@ static inline __m128i qgemv_k_bsums32(const block_q8_K *y) {
     _mm256_and_si256((bit) >= (to) ? _mm256_srli_epi16(v, (bit) - (to)) : _mm256_slli_epi16(v, (to) - (bit)), \
                      _mm256_set1_epi8(1 << (to)))
 
+/* the 2-bit field m (bits 2 m, 2 m + 1) of each byte: q2_K's levels of values 32 m .. 32 m + 31 of
+ * a 128-value half, and the low bits of q3_K's */
+QGEMV_ALWAYS_INLINE __m256i qgemv_k_low2(__m256i bits, int m) {
+    return _mm256_and_si256(m ? _mm256_srli_epi16(bits, 2 * m) : bits, _mm256_set1_epi8(3));
+}
+/* q3_K's levels u = q + 4 of values 32 k .. 32 k + 31: the 2 low bits from qs, bit 2 from hmask bit k */
+QGEMV_ALWAYS_INLINE __m256i qgemv_k3_levels(__m256i bits, __m256i hbits, int k) {
+    return _mm256_or_si256(qgemv_k_low2(bits, k % 4), QGEMV_K_BIT_TO(hbits, k, 2));
+}
+
 /* scales_q3_K_bytes in SIMD (no round trip through memory): the 16 scales minus 32, as s8 */
 static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
     const __m128i lo8 = _mm_loadl_epi64((const __m128i *)packed);
@@ -325,7 +335,6 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
 static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q3_K *x = (const block_q3_K *)w;
     const block_q8_K *y = (const block_q8_K *)a;
-    const __m256i three = _mm256_set1_epi8(3);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
@@ -339,13 +348,8 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
         for (int h = 0; h < 2; h++) {
             const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
             const int8_t *p = y[ib].qs + 128 * h;
-            const __m256i u0 = _mm256_or_si256(_mm256_and_si256(bits, three), QGEMV_K_BIT_TO(hbits, 4 * h + 0, 2));
-            const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2), three),
-                                               QGEMV_K_BIT_TO(hbits, 4 * h + 1, 2));
-            const __m256i u2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), three),
-                                               QGEMV_K_BIT_TO(hbits, 4 * h + 2, 2));
-            const __m256i u3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 6), three),
-                                               QGEMV_K_BIT_TO(hbits, 4 * h + 3, 2));
+            const __m256i u0 = qgemv_k3_levels(bits, hbits, 4 * h), u1 = qgemv_k3_levels(bits, hbits, 4 * h + 1);
+            const __m256i u2 = qgemv_k3_levels(bits, hbits, 4 * h + 2), u3 = qgemv_k3_levels(bits, hbits, 4 * h + 3);
             sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
             sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
             sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
@@ -354,9 +358,9 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
         acc = _mm256_fmadd_ps(_mm256_set1_ps(y[ib].d * qgemv_k_half(x[ib].d)),
                               _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
     }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, acc);
-    return qgemv_k_hsum_lanes(lanes);
+    float o;
+    qgemv_k_store_columns(&acc, 1, &o);
+    return o;
 }
 
 /* q3_K's batch tile: one row against CB <= 8 columns, a super-block's 256 levels and 16 scales
@@ -365,7 +369,6 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
  * written out above (its levels never leave registers), as q2_K's */
 QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
-    const __m256i three = _mm256_set1_epi8(3);
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
     qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
@@ -377,13 +380,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
         __m256i u[8];   /* the levels of values 32 k .. 32 k + 31 */
         for (int h = 0; h < 2; h++) {
             const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
-            u[4 * h + 0] = _mm256_or_si256(_mm256_and_si256(bits, three), QGEMV_K_BIT_TO(hbits, 4 * h + 0, 2));
-            u[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2), three),
-                                           QGEMV_K_BIT_TO(hbits, 4 * h + 1, 2));
-            u[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), three),
-                                           QGEMV_K_BIT_TO(hbits, 4 * h + 2, 2));
-            u[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 6), three),
-                                           QGEMV_K_BIT_TO(hbits, 4 * h + 3, 2));
+            for (int m = 0; m < 4; m++) u[4 * h + m] = qgemv_k3_levels(bits, hbits, 4 * h + m);
         }
         const float dx = qgemv_k_half(x[ib].d);
         for (int j = 0; j < CB; j++) {
@@ -430,28 +427,30 @@ static inline __m256i qgemv_q2_K_scale_pair(__m256i scale_bytes, int k) {
     return _mm256_shuffle_epi8(scale_bytes, _mm256_setr_epi8(e, z, e, z, e, z, e, z, e, z, e, z, e, z, e, z,
                                                              f, z, f, z, f, z, f, z, f, z, f, z, f, z, f, z));
 }
+/* a super-block's (d, dmin) in lanes 0 and 1 (adjacent f16 fields, one conversion), its 16
+ * scales broadcast to both 128-bit lanes (for qgemv_q2_K_scale_pair) and its 16 mins as s16 */
+static inline __m128 qgemv_q2_K_scales(const block_q2_K *b, __m256i *scale_bytes, __m256i *mins16) {
+    const __m128i low4 = _mm_set1_epi8(0x0f), packed = _mm_loadu_si128((const __m128i *)b->scales);
+    *scale_bytes = _mm256_broadcastsi128_si256(_mm_and_si128(packed, low4));
+    *mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&b->d)));
+}
 static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q2_K *x = (const block_q2_K *)w;
     const block_q8_K *y = (const block_q8_K *)a;
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m128i low4 = _mm_set1_epi8(0x0f);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
         QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
-        /* (d_y d, d_y dmin): d and dmin are adjacent f16 fields */
-        const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&x[ib].d))),
-                                     _mm_set1_ps(y[ib].d));
-        const __m128i packed = _mm_loadu_si128((const __m128i *)x[ib].scales);
-        const __m256i scale_bytes = _mm256_broadcastsi128_si256(_mm_and_si128(packed, low4));
-        const __m256i msum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)),
-                                               qgemv_k_bsums(&y[ib]));
+        __m256i scale_bytes, mins16;
+        /* (d_y d, d_y dmin) */
+        const __m128 dm = _mm_mul_ps(qgemv_q2_K_scales(&x[ib], &scale_bytes, &mins16), _mm_set1_ps(y[ib].d));
+        const __m256i msum = _mm256_madd_epi16(mins16, qgemv_k_bsums(&y[ib]));
         __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) {
             const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
             const int8_t *p = y[ib].qs + 128 * h;
             for (int j = 0; j < 4; j += 2) {
-                const __m256i u0 = _mm256_and_si256(j ? _mm256_srli_epi16(bits, 2 * j) : bits, three);
-                const __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * j + 2), three);
+                const __m256i u0 = qgemv_k_low2(bits, j), u1 = qgemv_k_low2(bits, j + 1);
                 sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p + 32 * j, qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j)));
                 sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32 * j + 32,
                                                                  qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j + 1)));
@@ -460,9 +459,9 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
         acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
         acc = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), _mm256_cvtepi32_ps(msum), acc);
     }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, acc);
-    return qgemv_k_hsum_lanes(lanes);
+    float o;
+    qgemv_k_store_columns(&acc, 1, &o);
+    return o;
 }
 
 /* q2_K's batch tile: one row against CB <= 8 columns, a super-block's levels and scale pairs
@@ -472,23 +471,18 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
  * arrays spill) */
 QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
-    const __m256i three = _mm256_set1_epi8(3);
-    const __m128i low4 = _mm_set1_epi8(0x0f);
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
     qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
-        /* (d, dmin): adjacent f16 fields */
-        const __m128 dx = _mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&x[ib].d)));
-        const __m128i packed = _mm_loadu_si128((const __m128i *)x[ib].scales);
-        const __m256i scale_bytes = _mm256_broadcastsi128_si256(_mm_and_si128(packed, low4));
-        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+        __m256i scale_bytes, mins16;
+        const __m128 dx = qgemv_q2_K_scales(&x[ib], &scale_bytes, &mins16);   /* (d, dmin) */
         __m256i u[8], sp[8];   /* levels of values 32 k .. 32 k + 31, and their two scales */
         for (int h = 0; h < 2; h++) {
             const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
             for (int m = 0; m < 4; m++) {
-                u[4 * h + m] = _mm256_and_si256(m ? _mm256_srli_epi16(bits, 2 * m) : bits, three);
+                u[4 * h + m] = qgemv_k_low2(bits, m);
                 sp[4 * h + m] = qgemv_q2_K_scale_pair(scale_bytes, 4 * h + m);
             }
         }
