@@ -18,8 +18,11 @@ ops           what qgemv implements for it today: "dequantize", "matmul" (``m @ 
 needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
-              4-bit 32-value formats, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
-              repacked layout in spirit); products then follow ggml's repacked arithmetic.
+              32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
+              repacked layout in spirit).
+ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
+              its products follow ggml's repacked arithmetic, on any layout (src/formats/q32_x8.h);
+              those of the other formats follow ggml's vec_dot (q32_pairs.h for their panels).
 repack_as     the format whose layout ``m @ x`` rewrites the matrix into once (the same levels and
               scales, so the same results, from a layout that decodes faster: tq1_0's base-3
               trits become tq2_0's 2-bit fields, 22% more bytes, twice the speed); None: none.
@@ -45,6 +48,7 @@ class Format(NamedTuple):
     needs_imatrix: bool = False
     gguf_py: bool = True
     interleave: int = 0
+    ggml_repack: bool = False
     repack_as: str | None = None
 
     @property
@@ -90,10 +94,10 @@ QK_K = 256
 FORMATS: tuple[Format, ...] = (
     _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}),
     _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}),
-    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
-    _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}),
-    _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}),
-    _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD | {_Q}),
+    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True),
+    _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
+    _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
+    _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
     _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A, _Q}),
     _f(9, "q8_1", 32, 2 + 2 + 32, None, "activation", {_D, _A, _Q}, gguf_py=False),
     _f(10, "q2_K", QK_K, QK_K // 16 + QK_K // 4 + 2 + 2, "q8_K", "quant", _PROD | {_Q}),
@@ -106,7 +110,7 @@ FORMATS: tuple[Format, ...] = (
     _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
     _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD | {_Q}),
     _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
-    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
+    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q}),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}),
     _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
@@ -120,7 +124,7 @@ FORMATS: tuple[Format, ...] = (
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q},
        repack_as="tq2_0"),
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}),
-    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
+    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True),
     _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}),
     _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
     _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),

@@ -17,7 +17,8 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
-# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h), and
+# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h and
+# q32_pairs.h), and
 # those with a repack_as format from a copy in that format (tq1_0 as tq2_0: src/formats/ternary.h).
 # The copy is as large as the matrix (tq1_0's: 1.22x); QGEMV_REPACK=0 or set_repack(False) keeps
 # to the GGUF bytes.
@@ -26,7 +27,8 @@ _repack = os.environ.get("QGEMV_REPACK", "1") != "0"
 
 def set_repack(enabled: bool) -> None:
     """Whether products prepare the faster layout of the formats that have one: the interleaved
-    rows of q4_0, iq4_nl and mxfp4 (a copy as large as the weights) and tq1_0's rows as tq2_0
+    rows of q4_0, q4_1, q5_0, q5_1, iq4_nl and mxfp4 (a copy as large as the weights) and tq1_0's
+    rows as tq2_0
     (1.22x), made once per matrix at its first product (results are identical either way).
     Default: on, unless the environment sets ``QGEMV_REPACK=0``.  Matrices that already have
     the copy keep it."""

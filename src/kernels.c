@@ -28,6 +28,7 @@
 #include "formats/activations.h"
 #include "formats/q32.h"
 #include "formats/q32_x8.h"
+#include "formats/q32_pairs.h"
 #include "formats/iquants.h"
 #include "formats/fp4_bits.h"
 #include "formats/ternary.h"

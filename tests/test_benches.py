@@ -72,15 +72,16 @@ def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
 
 # the formats whose products are ggml's AVX2 arithmetic to the bit (src/formats/q32.h, iquants.h)
 GGML_ORDER = ["q4_1", "q5_0", "q5_1", "q8_0", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"]
-# the formats with an interleaved layout: ggml's arithmetic on its repacked rows (src/formats/q32_x8.h)
-INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.interleave]
+# the formats llama.cpp repacks: ggml's arithmetic on its repacked rows (src/formats/q32_x8.h)
+INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 
 
 @pytest.mark.parametrize("name", GGML_ORDER)
 @pytest.mark.parametrize("nblocks", [1, 2, 3, 5, 37, 128])
 def test_ggml_order_formats_give_ggml_bits(name, nblocks, monkeypatch):
     """For these formats m @ x is ggml's AVX2 result bit for bit, odd block counts included (the
-    vector loops' remainders and the two-accumulator formats' scalar last block)."""
+    vector loops' remainders and the two-accumulator formats' scalar last block), from the GGUF
+    rows and, for q4_1, q5_0 and q5_1, from their interleaved panels (src/formats/q32_pairs.h)."""
     if not qgemv._kernels.cpu_runs("avx2"):
         pytest.skip("ggml's AVX2 order needs the avx2 variant")
     monkeypatch.setattr(qgemv._dispatch, "isa", "avx2")
@@ -90,8 +91,15 @@ def test_ggml_order_formats_give_ggml_bits(name, nblocks, monkeypatch):
     blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
     x = np.random.default_rng(nblocks + 1).standard_normal((cols, 1)).astype(np.float32)
     got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
-    want = QMatrix(blocks, fmt.id, (rows, cols)) @ x
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    for repack in (True, False):
+        qgemv.set_repack(repack)
+        try:
+            m = QMatrix(blocks, fmt.id, (rows, cols))
+            want = m @ x
+            assert (m._prepared is not None) == (repack and bool(fmt.interleave))
+        finally:
+            qgemv.set_repack(True)
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"repack={repack}")
 
 
 @pytest.mark.parametrize("name", INTERLEAVED)

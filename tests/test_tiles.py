@@ -138,9 +138,11 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_4bit_32_value_formats():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "iq4_nl", "mxfp4"]
+def test_interleaved_formats_are_the_32_value_formats_but_q8_0():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4"]
     assert all(f.interleave == _kernels.PANEL_ROWS == 8 for f in INTERLEAVED)
+    assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
+    assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
 
 
 def _panels(m, n_threads=1):
@@ -150,20 +152,38 @@ def _panels(m, n_threads=1):
     return panels
 
 
+def _documented_panel_block(fmt, rows8):
+    """include/qgemv/blocks.h's panel block from 8 rows' GGUF blocks (8, type_size)."""
+    if fmt.ggml_repack:      # the 8 scales (f16 d or e8m0 e), then qs[32 g + 4 r + j] = row r's qs[4 g + j]
+        scale = fmt.type_size - 16
+        qs = rows8[:, scale:].reshape(8, 4, 4).transpose(1, 0, 2).reshape(-1)
+        return np.concatenate([rows8[:, :scale].reshape(-1), qs])
+    # d[8], m[8] (q4_1, q5_1), the 5th-bit plane (q5), then qs[16 r + j] = row r's qs[j]
+    has_min, has_qh = fmt.name in ("q4_1", "q5_1"), fmt.name.startswith("q5")
+    parts = [rows8[:, 0:2].reshape(-1)] + ([rows8[:, 2:4].reshape(-1)] if has_min else [])
+    if has_qh:
+        at = 4 if has_min else 2
+        qh = rows8[:, at:at + 4].copy().view("<u4").reshape(8)
+        plane = np.zeros(32, np.uint8)
+        for R in range(8):                                   # register R = 2 p + h
+            p, h = divmod(R, 2)
+            for j in range(32):                              # byte j: row 2p + j // 16, value 16 h + j % 16
+                bit = int(qh[2 * p + j // 16]) >> (16 * h + j % 16) & 1
+                plane[j] |= bit << R
+        parts.append(plane)
+    parts.append(rows8[:, -16:].reshape(-1))
+    return np.concatenate(parts)
+
+
 @pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
 def test_interleaved_layout_is_the_documented_one(fmt, isa):
-    """include/qgemv/blocks.h: per panel block, the 8 rows' scales, then qs[32 g + 4 r + j] =
-    row r's qs[4 g + j]."""
+    """include/qgemv/blocks.h: per panel block, the 8 rows' scales, then their levels, as the
+    format's layout documents it."""
     rows, cols = 24, 5 * 32
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=5), fmt.name, (rows, cols))
-    scale = fmt.type_size - 16                                # 2 bytes (f16 d) or 1 (e8m0 e)
     blocks = m.data.reshape(rows, cols // 32, fmt.type_size)
-    want = []
-    for p in range(rows // 8):
-        for b in range(cols // 32):
-            rows8 = blocks[8 * p:8 * p + 8, b]                 # (8, type_size)
-            qs = rows8[:, scale:].reshape(8, 4, 4).transpose(1, 0, 2).reshape(-1)
-            want.append(np.concatenate([rows8[:, :scale].reshape(-1), qs]))
+    want = [_documented_panel_block(fmt, blocks[8 * p:8 * p + 8, b])
+            for p in range(rows // 8) for b in range(cols // 32)]
     np.testing.assert_array_equal(_panels(m, n_threads=2), np.concatenate(want))
 
 
@@ -183,6 +203,22 @@ def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
         np.testing.assert_array_equal(out, ref, err_msg=f"panels, {n_threads} threads")
         np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=n_threads), ref,
                                       err_msg=f"GGUF rows, {n_threads} threads")
+
+
+@pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
+@pytest.mark.parametrize("batch", [1, 3, 17])
+def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
+    """Rows of 70 blocks: a batch sweeps the panels in chunks (2 full and a partial one for the
+    32-block chunks of q32_pairs.h), keeping each column's accumulators between them."""
+    rows, cols = 16, 70 * 32
+    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=batch, moderate=True), fmt.name, (rows, cols))
+    x = np.random.default_rng(batch).standard_normal((batch, cols)).astype(np.float32)
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
+    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    out = np.full((rows, batch), np.nan, dtype=np.float32)
+    _kernels.matmul_panels(_dispatch.isa, fmt.id, _panels(m), m._data, m.row_nbytes, cols, xq, out, 1)
+    np.testing.assert_array_equal(out, _per_row(m, xq))
 
 
 @pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)

@@ -281,8 +281,9 @@ static_assert(sizeof(block_iq4_xs) == 2 + 2 + QK_K / 64 + QK_K / 2, "wrong iq4_x
 
 /* ---------------------------------------------------------------- 8 rows interleaved
  *
- * The layout qgemv prepares once per matrix for the 4-bit 32-value formats (qgemv/_formats.py:
- * interleave = 8; QMatrix keeps its GGUF bytes and builds this beside them): a panel of 8 rows
+ * The layout qgemv prepares once per matrix for the 4-bit 32-value formats that llama.cpp
+ * repacks (qgemv/_formats.py: interleave = 8, ggml_repack; QMatrix keeps its GGUF bytes and
+ * builds this beside them): a panel of 8 rows
  * stores block b of all 8 rows together, the scales first, then the nibbles in 4 groups of 32
  * bytes, group g holding bytes 4g .. 4g + 3 of row 0, then of row 1, ... row 7
  *     qs[32 g + 4 r + j] = row r's qs[4 g + j]      (g < 4, r < 8, j < 4),
@@ -306,5 +307,35 @@ typedef struct {
     uint8_t qs[8 * QK_MXFP4 / 2];
 } block_mxfp4x8;
 static_assert(sizeof(block_mxfp4x8) == 8 * sizeof(block_mxfp4), "wrong mxfp4x8 block size/padding");
+
+/* The same idea for the 32-value formats whose products keep ggml's vec_dot arithmetic (q4_1,
+ * q5_0, q5_1; src/formats/q32_pairs.h): a panel block holds block b of 8 rows, the scales (and
+ * minima) of rows 0..7 first, then
+ *     qh[j] bit R  = the 5th bit of byte j of register R      (R = 2 p + h, j < 32),
+ *     qs[16 r + j] = row r's qs[j]                             (r < 8, j < 16),
+ * so one 32-byte load of qs gives the row pair 2p, 2p + 1 (row 2p in bytes 0..15), its low
+ * nibbles (values 0..15 of both rows) making register 2p and its high nibbles (values 16..31)
+ * register 2p + 1; byte j of a register is row 2p + j / 16's value 16 h + j % 16. */
+typedef struct {
+    qgemv_half d[8];
+    qgemv_half m[8];
+    uint8_t qs[8 * QK4_1 / 2];
+} block_q4_1x8;
+static_assert(sizeof(block_q4_1x8) == 8 * sizeof(block_q4_1), "wrong q4_1x8 block size/padding");
+
+typedef struct {
+    qgemv_half d[8];
+    uint8_t qh[8 * QK5_0 / 8];
+    uint8_t qs[8 * QK5_0 / 2];
+} block_q5_0x8;
+static_assert(sizeof(block_q5_0x8) == 8 * sizeof(block_q5_0), "wrong q5_0x8 block size/padding");
+
+typedef struct {
+    qgemv_half d[8];
+    qgemv_half m[8];
+    uint8_t qh[8 * QK5_1 / 8];
+    uint8_t qs[8 * QK5_1 / 2];
+} block_q5_1x8;
+static_assert(sizeof(block_q5_1x8) == 8 * sizeof(block_q5_1), "wrong q5_1x8 block size/padding");
 
 #endif /* QGEMV_BLOCKS_H */

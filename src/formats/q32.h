@@ -215,25 +215,20 @@ TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
         return qgemv_hsum_f32x8(acc) + summ;                                               \
     }
 #else
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
-    static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
+/* one block's term of the portable sum: d_x d_y dot(q, a) (+ m_x s_y) */
+#define QGEMV_DOT_32_TERM_q8_0(name, x, y) ((float)dot_ref_32_##name(x, (y)->qs) * (scale_##name(x) * scale_q8_0(y)))
+#define QGEMV_DOT_32_TERM_q8_1(name, x, y) \
+    ((float)dot_ref_32_##name(x, (y)->qs) * (scale_##name(x) * scale_q8_1(y)) + min_##name(x) * qgemv_fp16_to_fp32((y)->s))
+#define QGEMV_DEFINE_VEC_DOT_32(name, act)                                                 \
+    static float vec_dot_##name##_##act(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_0 *y = (const block_q8_0 *)a;                                       \
+        const block_##act *y = (const block_##act *)a;                                     \
         float sum = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / 32; ib++)                                            \
-            sum += (float)dot_ref_32_##name(&x[ib], y[ib].qs) * (scale_##name(&x[ib]) * scale_q8_0(&y[ib])); \
+        for (int64_t ib = 0; ib < n / 32; ib++) sum += QGEMV_DOT_32_TERM_##act(name, &x[ib], &y[ib]); \
         return sum;                                                                        \
     }
-#define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name)                                                 \
-    static float vec_dot_##name##_q8_1(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_1 *y = (const block_q8_1 *)a;                                       \
-        float sum = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / 32; ib++)                                            \
-            sum += (float)dot_ref_32_##name(&x[ib], y[ib].qs) * (scale_##name(&x[ib]) * scale_q8_1(&y[ib])) \
-                 + min_##name(&x[ib]) * qgemv_fp16_to_fp32(y[ib].s);                       \
-        return sum;                                                                        \
-    }
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name) QGEMV_DEFINE_VEC_DOT_32(name, q8_0)
+#define QGEMV_DEFINE_VEC_DOT_32_Q8_1(name) QGEMV_DEFINE_VEC_DOT_32(name, q8_1)
 #endif
 
 QGEMV_DEFINE_DEQUANT_ROW_32(q4_0, qgemv_no_min, 0)

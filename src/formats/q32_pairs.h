@@ -1,0 +1,199 @@
+/* The 32-value formats whose ggml product is its vec_dot (q4_1, q5_0, q5_1): products on 8
+ * interleaved rows, ggml's vec_dot bits.
+ *
+ * Per row and activation column, as vec_dot_<name>_<act> (q32.h):
+ *     acc_i += (d_x d_y) sum_{j = 4i .. 4i + 3} q_j a_j       8 float lanes, blocks in order,
+ *     result = hsum_float_8(acc) (+ sum_b m_x s_y)             (+: the formats with a minimum),
+ * the integer lanes exact.  A panel (block_<name>x8, include/qgemv/blocks.h) holds block b of 8
+ * rows together, which QMatrix prepares once per matrix (interleave_x8_<name>):
+ *   - one 32-byte load of qs is a row pair, whose low nibbles (values 0..15 of both rows) and high
+ *     nibbles (16..31) meet the activations' halves broadcast to both 128-bit lanes
+ *     (tile_32_pair_dot, as q4_1's pair kernel in q32.h): 8 registers give the 8 rows' 8 lanes;
+ *   - the 8 scales (minima) are one F16C conversion, times d_y (s_y) in one multiply;
+ *   - q5's 5th bits are one 32-byte plane: bit R of byte j belongs to register R, one shift and
+ *     one mask away from bit 4.
+ * The levels meet maddubs unsigned: q4_1 and q5_1 as stored, q5_0 as q + 16, with
+ * 16 sum_{j in lane} a_j taken off each lane once per activation block (shared by the 8 rows).
+ * One column sweeps a panel front to back; several columns sweep it in chunks of X8P_CHUNK blocks
+ * (L1-resident), one column after another, each column's accumulators kept between chunks (no
+ * slower per column than the GGUF rows' 2 x 4 tiles, which decode a block once for 4 columns:
+ * the decode is the cheap part).
+ */
+
+/* ---------------------------------------------------------------- the layout */
+/* the 5th bits of a row's 32 values <-> its bits in the panel's plane (blocks.h) */
+static inline void x8p_put_qh(uint8_t plane[32], int r, const uint8_t qh[4]) {
+    const uint32_t bits = qgemv_load_u32(qh);
+    for (int v = 0; v < 32; v++) {
+        const int R = 2 * (r / 2) + v / 16, j = 16 * (r % 2) + v % 16;
+        plane[j] = (uint8_t)((plane[j] & ~(1u << R)) | ((bits >> v & 1u) << R));
+    }
+}
+static inline void x8p_get_qh(const uint8_t plane[32], int r, uint8_t qh[4]) {
+    uint32_t bits = 0;
+    for (int v = 0; v < 32; v++) {
+        const int R = 2 * (r / 2) + v / 16, j = 16 * (r % 2) + v % 16;
+        bits |= (uint32_t)(plane[j] >> R & 1u) << v;
+    }
+    memcpy(qh, &bits, 4);
+}
+/* row r of a panel block from a GGUF block, and back */
+static inline void x8_put_row_q4_1(block_q4_1x8 *p, int r, const block_q4_1 *x) {
+    p->d[r] = x->d; p->m[r] = x->m; memcpy(&p->qs[16 * r], x->qs, 16);
+}
+static inline void x8_get_row_q4_1(const block_q4_1x8 *p, int r, block_q4_1 *x) {
+    x->d = p->d[r]; x->m = p->m[r]; memcpy(x->qs, &p->qs[16 * r], 16);
+}
+static inline void x8_put_row_q5_0(block_q5_0x8 *p, int r, const block_q5_0 *x) {
+    p->d[r] = x->d; x8p_put_qh(p->qh, r, x->qh); memcpy(&p->qs[16 * r], x->qs, 16);
+}
+static inline void x8_get_row_q5_0(const block_q5_0x8 *p, int r, block_q5_0 *x) {
+    x->d = p->d[r]; x8p_get_qh(p->qh, r, x->qh); memcpy(x->qs, &p->qs[16 * r], 16);
+}
+static inline void x8_put_row_q5_1(block_q5_1x8 *p, int r, const block_q5_1 *x) {
+    p->d[r] = x->d; p->m[r] = x->m; x8p_put_qh(p->qh, r, x->qh); memcpy(&p->qs[16 * r], x->qs, 16);
+}
+static inline void x8_get_row_q5_1(const block_q5_1x8 *p, int r, block_q5_1 *x) {
+    x->d = p->d[r]; x->m = p->m[r]; x8p_get_qh(p->qh, r, x->qh); memcpy(x->qs, &p->qs[16 * r], 16);
+}
+QGEMV_DEFINE_INTERLEAVE_X8(q4_1)
+QGEMV_DEFINE_INTERLEAVE_X8(q5_0)
+QGEMV_DEFINE_INTERLEAVE_X8(q5_1)
+
+#define X8P_CHUNK 32   /* blocks per pass when several columns share a panel (q5_1: 6 KiB) */
+#define X8P_COLS 16    /* columns whose accumulators a panel pass keeps (16 x 9 vectors, 4.5 KiB) */
+
+#if defined(QGEMV_AVX2)
+/* per format: 5th bits (q5), offset o (q5_0: levels q + 16), minimum (q4_1, q5_1) */
+#define X8P_QH_q4_1 0
+#define X8P_QH_q5_0 1
+#define X8P_QH_q5_1 1
+#define X8P_OFFSET_q4_1 0
+#define X8P_OFFSET_q5_0 16
+#define X8P_OFFSET_q5_1 0
+#define X8P_MIN_q4_1 1
+#define X8P_MIN_q5_0 0
+#define X8P_MIN_q5_1 1
+#define X8P_MINS(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)->m))
+#define X8P_MINS_q4_1(p) X8P_MINS(p)
+#define X8P_MINS_q5_0(p) _mm256_setzero_ps()
+#define X8P_MINS_q5_1(p) X8P_MINS(p)
+#define X8P_PLANE(p) _mm256_loadu_si256((const __m256i *)(p)->qh)
+#define X8P_PLANE_q4_1(p) _mm256_setzero_si256()
+#define X8P_PLANE_q5_0(p) X8P_PLANE(p)
+#define X8P_PLANE_q5_1(p) X8P_PLANE(p)
+
+/* bit R of each byte of the plane -> bit 4 (0x10): R <= 4 shifts left, R > 4 right, within bytes */
+QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
+    const __m256i t = R <= 4 ? _mm256_slli_epi16(plane, 4 - R) : _mm256_srli_epi16(plane, R - 4);
+    return _mm256_and_si256(t, _mm256_set1_epi8(0x10));
+}
+
+/* kn panel blocks against one column: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the
+ * row pair 2p, 2p + 1 (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8
+ * rows in one pass, though GCC keeps some accumulators on the stack (q5_0: 4 of 8): 2 passes of
+ * 4 rows, each block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
+#define QGEMV_DEFINE_X8P_RUN(name, act)                                                          \
+    QGEMV_ALWAYS_INLINE void x8p_run_##name(const block_##name##x8 *restrict xp, const block_##act *restrict y, \
+                                            int64_t kn, __m256 acc[8], __m256 *summ) {           \
+        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+        __m256 ac[8], sm = *summ;                                                               \
+        for (int i = 0; i < 8; i++) ac[i] = acc[i];                                             \
+        for (int64_t k = 0; k < kn; k++) {                                                      \
+            QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                                       \
+            const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d)), \
+                                           _mm256_set1_ps(scale_##act(&y[k])));                 \
+            if (X8P_MIN_##name)                                                                 \
+                sm = _mm256_add_ps(sm, _mm256_mul_ps(X8P_MINS_##name(&xp[k]),                   \
+                                                     _mm256_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s)))); \
+            const __m256i plane = X8P_PLANE_##name(&xp[k]);                                     \
+            __m256i clo = _mm256_setzero_si256(), chi = _mm256_setzero_si256();                 \
+            if (X8P_OFFSET_##name) {                                                            \
+                const __m256i o = _mm256_set1_epi8(X8P_OFFSET_##name);                          \
+                tile_32_pair_dot(o, o, y[k].qs, ones, &clo, &chi);                              \
+            }                                                                                   \
+            _Pragma("GCC unroll 4")                                                             \
+            for (int p = 0; p < 4; p++) {                                                       \
+                const __m256i v = _mm256_loadu_si256((const __m256i *)&xp[k].qs[32 * p]);       \
+                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4); \
+                if (X8P_QH_##name) {                                                            \
+                    lo = _mm256_or_si256(lo, x8p_fifth_bits(plane, 2 * p));                     \
+                    hi = _mm256_or_si256(hi, x8p_fifth_bits(plane, 2 * p + 1));                 \
+                }                                                                               \
+                __m256i plo, phi;                                                               \
+                tile_32_pair_dot(lo, hi, y[k].qs, ones, &plo, &phi);                            \
+                if (X8P_OFFSET_##name) { plo = _mm256_sub_epi32(plo, clo); phi = _mm256_sub_epi32(phi, chi); } \
+                const __m256 dp = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, \
+                                                           2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1)); \
+                ac[2 * p] = _mm256_fmadd_ps(dp, _mm256_cvtepi32_ps(plo), ac[2 * p]);            \
+                ac[2 * p + 1] = _mm256_fmadd_ps(dp, _mm256_cvtepi32_ps(phi), ac[2 * p + 1]);    \
+            }                                                                                   \
+        }                                                                                       \
+        for (int i = 0; i < 8; i++) acc[i] = ac[i];                                             \
+        *summ = sm;                                                                             \
+    }
+/* the 8 rows' results of one column: hsum_float_8 of each row's lanes, plus its minima's sum */
+static inline void x8p_finish(const __m256 acc[8], __m256 summ, float *out, int64_t out_stride) {
+    float sm[8];
+    _mm256_storeu_ps(sm, summ);
+    for (int r = 0; r < 8; r++)
+        out[r * out_stride] = tile_32_hsum_pair_row(acc[2 * (r / 2)], acc[2 * (r / 2) + 1], r % 2) + sm[r];
+}
+#define QGEMV_DEFINE_X8P_TILE(name, act)                                                         \
+    QGEMV_DEFINE_X8P_RUN(name, act)                                                             \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        const int64_t nb = n / 32;                                                              \
+        for (int64_t pi = 0; pi < npanels; pi++) {                                              \
+            const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + pi * panel_stride); \
+            float *o = out + 8 * pi * out_stride;                                               \
+            if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                  \
+                __m256 acc[8], summ = _mm256_setzero_ps();                                      \
+                for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                       \
+                x8p_run_##name(xp, (const block_##act *)a, nb, acc, &summ);                     \
+                x8p_finish(acc, summ, o, out_stride);                                           \
+                continue;                                                                       \
+            }                                                                                   \
+            for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                  \
+                const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;               \
+                __m256 acc[X8P_COLS][8], summ[X8P_COLS];                                        \
+                for (int64_t c = 0; c < nc; c++) {                                              \
+                    summ[c] = _mm256_setzero_ps();                                              \
+                    for (int i = 0; i < 8; i++) acc[c][i] = _mm256_setzero_ps();                \
+                }                                                                               \
+                for (int64_t k0 = 0; k0 < nb; k0 += X8P_CHUNK) {                                \
+                    const int64_t kn = nb - k0 < X8P_CHUNK ? nb - k0 : X8P_CHUNK;               \
+                    for (int64_t c = 0; c < nc; c++)                                            \
+                        x8p_run_##name(xp + k0, (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, \
+                                       kn, acc[c], &summ[c]);                                   \
+                }                                                                               \
+                for (int64_t c = 0; c < nc; c++) x8p_finish(acc[c], summ[c], o + c0 + c, out_stride); \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#else
+/* portable: vec_dot's step on each row's blocks, read back from the panel */
+#define QGEMV_DEFINE_X8P_TILE(name, act)                                                         \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        for (int64_t r = 0; r < 8 * npanels; r++) {                                             \
+            const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + r / 8 * panel_stride); \
+            for (int64_t c = 0; c < ncols; c++) {                                               \
+                const block_##act *y = (const block_##act *)((const uint8_t *)a + c * act_stride); \
+                float sum = 0.0f;                                                               \
+                for (int64_t b = 0; b < n / 32; b++) {                                          \
+                    block_##name x;                                                             \
+                    x8_get_row_##name(&xp[b], (int)(r % 8), &x);                                \
+                    sum += QGEMV_DOT_32_TERM_##act(name, &x, &y[b]);                            \
+                }                                                                               \
+                out[r * out_stride + c] = sum;                                                  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#endif
+
+QGEMV_DEFINE_X8P_TILE(q4_1, q8_1)
+QGEMV_DEFINE_X8P_TILE(q5_0, q8_0)
+QGEMV_DEFINE_X8P_TILE(q5_1, q8_1)
