@@ -14,10 +14,12 @@
  *     one mask away from bit 4.
  * The levels meet maddubs unsigned: q4_1 and q5_1 as stored, q5_0 as q + 16, with
  * 16 sum_{j in lane} a_j taken off each lane once per activation block (shared by the 8 rows).
- * One column sweeps a panel front to back; several columns sweep it in chunks of X8P_CHUNK blocks
- * (L1-resident), one column after another, each column's accumulators kept between chunks (no
- * slower per column than the GGUF rows' 2 x 4 tiles, which decode a block once for 4 columns:
- * the decode is the cheap part).
+ * One column sweeps a panel front to back.  Several columns sweep it in chunks of X8P_CHUNK
+ * blocks, one column after another, each column's accumulators kept between chunks, and the
+ * chunk's levels decoded once into an L1 scratch (x8p_decoded) where that pays: q5's 5th bits
+ * cost about what a column's dot does (4096 x 4096, 1 thread, C harness: batch 8 7.0-7.4 ->
+ * 6.1-6.5 ms for q5_0, 6.9-7.1 -> 5.4-5.7 for q5_1; batch 32 27.5 -> 21.8 and 26.3 -> 18.9),
+ * q4_1's nibbles only beyond 8 columns (batch 8 4.8-5.0 -> 5.4-5.5, batch 32 19.8 -> 17.1).
  */
 
 /* ---------------------------------------------------------------- the layout */
@@ -60,7 +62,7 @@ QGEMV_DEFINE_INTERLEAVE_X8(q4_1)
 QGEMV_DEFINE_INTERLEAVE_X8(q5_0)
 QGEMV_DEFINE_INTERLEAVE_X8(q5_1)
 
-#define X8P_CHUNK 32   /* blocks per pass when several columns share a panel (q5_1: 6 KiB) */
+#define X8P_CHUNK 32   /* blocks per pass when several columns share a panel (q5_1: 6 KiB; decoded 10 KiB) */
 #define X8P_COLS 16    /* columns whose accumulators a panel pass keeps (16 x 9 vectors, 4.5 KiB) */
 
 #if defined(QGEMV_AVX2)
@@ -83,6 +85,13 @@ QGEMV_DEFINE_INTERLEAVE_X8(q5_1)
 #define X8P_PLANE_q5_0(p) X8P_PLANE(p)
 #define X8P_PLANE_q5_1(p) X8P_PLANE(p)
 
+/* a panel block's 8 registers of levels and its 8 scales (minima) as floats: a chunk's blocks
+ * decoded once for every column of a batch */
+typedef struct {
+    __m256i lev[8];
+    __m256 d, m;
+} x8p_decoded;
+
 /* bit R of each byte of the plane -> bit 4 (0x10): R <= 4 shifts left, R > 4 right, within bytes */
 QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
     const __m256i t = R <= 4 ? _mm256_slli_epi16(plane, 4 - R) : _mm256_srli_epi16(plane, R - 4);
@@ -93,20 +102,51 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
  * row pair 2p, 2p + 1 (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8
  * rows in one pass, though GCC keeps some accumulators on the stack (q5_0: 4 of 8): 2 passes of
  * 4 rows, each block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
+/* a panel block's register pair p: the levels of its low nibbles (values 0..15 of rows 2p and
+ * 2p + 1) and its high nibbles (16..31), as maddubs takes them */
+#define QGEMV_DEFINE_X8P_LEVELS(name)                                                            \
+    QGEMV_ALWAYS_INLINE void x8p_levels_##name(const block_##name##x8 *b, __m256i plane, const int p, \
+                                               __m256i *lo, __m256i *hi) {                      \
+        const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
+        const __m256i v = _mm256_loadu_si256((const __m256i *)&b->qs[32 * p]);                  \
+        *lo = _mm256_and_si256(v, m4);                                                          \
+        *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);                                    \
+        if (X8P_QH_##name) {                                                                    \
+            *lo = _mm256_or_si256(*lo, x8p_fifth_bits(plane, 2 * p));                           \
+            *hi = _mm256_or_si256(*hi, x8p_fifth_bits(plane, 2 * p + 1));                       \
+        }                                                                                       \
+    }                                                                                           \
+    /* kn panel blocks decoded once, for the columns of a batch to share */                     \
+    static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded *restrict dec) { \
+        for (int64_t k = 0; k < kn; k++) {                                                      \
+            QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                                       \
+            const __m256i plane = X8P_PLANE_##name(&xp[k]);                                     \
+            _Pragma("GCC unroll 4")                                                             \
+            for (int p = 0; p < 4; p++) x8p_levels_##name(&xp[k], plane, p, &dec[k].lev[2 * p], &dec[k].lev[2 * p + 1]); \
+            dec[k].d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d));              \
+            dec[k].m = X8P_MINS_##name(&xp[k]);                                                 \
+        }                                                                                       \
+    }
+/* kn panel blocks against one column, read from the panel (dec NULL) or from their decoded
+ * levels and scales: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the row pair 2p, 2p + 1
+ * (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8 rows in one pass,
+ * though GCC keeps some accumulators on the stack (q5_0: 4 of 8): 2 passes of 4 rows, each
+ * block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
 #define QGEMV_DEFINE_X8P_RUN(name, act)                                                          \
-    QGEMV_ALWAYS_INLINE void x8p_run_##name(const block_##name##x8 *restrict xp, const block_##act *restrict y, \
-                                            int64_t kn, __m256 acc[8], __m256 *summ) {           \
-        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+    QGEMV_DEFINE_X8P_LEVELS(name)                                                               \
+    QGEMV_ALWAYS_INLINE void x8p_run_##name(const block_##name##x8 *restrict xp, const x8p_decoded *restrict dec, \
+                                            const block_##act *restrict y, int64_t kn, __m256 acc[8], __m256 *summ) { \
+        const __m256i ones = _mm256_set1_epi16(1);                                              \
         __m256 ac[8], sm = *summ;                                                               \
         for (int i = 0; i < 8; i++) ac[i] = acc[i];                                             \
         for (int64_t k = 0; k < kn; k++) {                                                      \
-            QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                                       \
-            const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d)), \
-                                           _mm256_set1_ps(scale_##act(&y[k])));                 \
+            if (!dec) QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                             \
+            const __m256 dx = dec ? dec[k].d : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d)); \
+            const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(scale_##act(&y[k])));             \
             if (X8P_MIN_##name)                                                                 \
-                sm = _mm256_add_ps(sm, _mm256_mul_ps(X8P_MINS_##name(&xp[k]),                   \
+                sm = _mm256_add_ps(sm, _mm256_mul_ps(dec ? dec[k].m : X8P_MINS_##name(&xp[k]),  \
                                                      _mm256_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s)))); \
-            const __m256i plane = X8P_PLANE_##name(&xp[k]);                                     \
+            const __m256i plane = dec ? _mm256_setzero_si256() : X8P_PLANE_##name(&xp[k]);      \
             __m256i clo = _mm256_setzero_si256(), chi = _mm256_setzero_si256();                 \
             if (X8P_OFFSET_##name) {                                                            \
                 const __m256i o = _mm256_set1_epi8(X8P_OFFSET_##name);                          \
@@ -114,13 +154,9 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
             }                                                                                   \
             _Pragma("GCC unroll 4")                                                             \
             for (int p = 0; p < 4; p++) {                                                       \
-                const __m256i v = _mm256_loadu_si256((const __m256i *)&xp[k].qs[32 * p]);       \
-                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4); \
-                if (X8P_QH_##name) {                                                            \
-                    lo = _mm256_or_si256(lo, x8p_fifth_bits(plane, 2 * p));                     \
-                    hi = _mm256_or_si256(hi, x8p_fifth_bits(plane, 2 * p + 1));                 \
-                }                                                                               \
-                __m256i plo, phi;                                                               \
+                __m256i lo, hi, plo, phi;                                                       \
+                if (dec) { lo = dec[k].lev[2 * p]; hi = dec[k].lev[2 * p + 1]; }                \
+                else x8p_levels_##name(&xp[k], plane, p, &lo, &hi);                             \
                 tile_32_pair_dot(lo, hi, y[k].qs, ones, &plo, &phi);                            \
                 if (X8P_OFFSET_##name) { plo = _mm256_sub_epi32(plo, clo); phi = _mm256_sub_epi32(phi, chi); } \
                 const __m256 dp = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, \
@@ -151,22 +187,27 @@ static inline void x8p_finish(const __m256 acc[8], __m256 summ, float *out, int6
             if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                  \
                 __m256 acc[8], summ = _mm256_setzero_ps();                                      \
                 for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                       \
-                x8p_run_##name(xp, (const block_##act *)a, nb, acc, &summ);                     \
+                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, acc, &summ);               \
                 x8p_finish(acc, summ, o, out_stride);                                           \
                 continue;                                                                       \
             }                                                                                   \
             for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                  \
                 const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;               \
                 __m256 acc[X8P_COLS][8], summ[X8P_COLS];                                        \
+                x8p_decoded dec[X8P_CHUNK];                                                     \
+                const int decode = X8P_QH_##name || nc > 8;   /* where decoding once pays (above) */ \
                 for (int64_t c = 0; c < nc; c++) {                                              \
                     summ[c] = _mm256_setzero_ps();                                              \
                     for (int i = 0; i < 8; i++) acc[c][i] = _mm256_setzero_ps();                \
                 }                                                                               \
                 for (int64_t k0 = 0; k0 < nb; k0 += X8P_CHUNK) {                                \
                     const int64_t kn = nb - k0 < X8P_CHUNK ? nb - k0 : X8P_CHUNK;               \
-                    for (int64_t c = 0; c < nc; c++)                                            \
-                        x8p_run_##name(xp + k0, (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, \
-                                       kn, acc[c], &summ[c]);                                   \
+                    if (decode) x8p_decode_##name(xp + k0, kn, dec);                            \
+                    for (int64_t c = 0; c < nc; c++) {                                          \
+                        const block_##act *y = (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
+                        if (decode) x8p_run_##name(xp + k0, dec, y, kn, acc[c], &summ[c]);      \
+                        else x8p_run_##name(xp + k0, NULL, y, kn, acc[c], &summ[c]);            \
+                    }                                                                           \
                 }                                                                               \
                 for (int64_t c = 0; c < nc; c++) x8p_finish(acc[c], summ[c], o + c0 + c, out_stride); \
             }                                                                                   \
