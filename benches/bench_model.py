@@ -27,8 +27,9 @@ PROMPT = ("The capital of France is Paris. The capital of Germany is Berlin. The
 class KernelClock:
     """Adds up the seconds spent inside qgemv._kernels calls while installed."""
 
-    NAMES = ("matmul_act", "matmul_act_vec_dot", "matmul_f32", "quantize_activations", "dequantize_rows",
-             "attention", "swiglu_f32", "rms_norm_f32", "cos_sin_f32")
+    NAMES = ("matmul_act", "matmul_act_vec_dot", "matmul_panels", "matmul_f32", "quantize_activations",
+             "dequantize_rows", "interleave", "repack_rows", "attention", "swiglu_f32", "rms_norm_f32",
+             "cos_sin_f32")
 
     def __init__(self):
         self.seconds = 0.0
