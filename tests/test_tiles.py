@@ -96,14 +96,14 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 
 
 @pytest.mark.parametrize("fmt", [f for f in MATMUL if f.block_size == 1], ids=ids)
-@pytest.mark.parametrize("cols", [37, 293, 600])
+@pytest.mark.parametrize("cols", [37, 96, 293, 600, 1000])
 @pytest.mark.parametrize("batch", [2, 3, 7, 8, 11])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
-    """The float formats' tiles run blocks of 4 rows x 2 (f16, bf16) or 3 (f32) columns over
-    half rows, then the other half, with 1, 2 or 3 rows and 1 or 2 columns left over
-    (src/formats/elements.h): across blocks, halves, short blocks and the scalar tail every
-    (r, c) is still vec_dot's bits."""
+    """The float formats' tiles run blocks of 4 rows x 3 columns over half rows (whole 64-byte
+    lines: 96 and 1000 leave a 32- and a 40-value scalar tail), then the other half, with 1, 2
+    or 3 rows and 1 or 2 columns left over (src/formats/elements.h): across blocks, halves,
+    short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=cols + batch, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(cols).standard_normal((batch, cols)).astype(np.float32)
     afmt = _formats.BY_NAME[fmt.act.lower()]

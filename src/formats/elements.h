@@ -59,16 +59,17 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
 /* ---------------------------------------------------------------- dot products */
 
 #if defined(QGEMV_AVX2)
-/* The float formats' SIMD dot, over the first nv = n / 32 * 32 values (a scalar tail after):
+/* The float formats' SIMD dot, over the first nv = n / 64 * 64 values (a scalar tail after):
  * accumulator h sums half h of them (values h nv/2 .. (h + 1) nv/2 - 1), 16 a step in two
  * fmas, half16(p, 0) then half16(p, 1), and the sum is hsum(acc0 + acc1).  half16(p, j) is
  * values p[8 j .. 8 j + 7] for f32 and f16, and for bf16 the even (j = 0) or odd values of
  * p[0..16), which one load widens with a shift or a mask and no shuffle.  Two chains (two
  * read streams) keep a row at memory speed; splitting the row by halves, not by alternate
  * vectors, lets a tile keep one accumulator per (row, column) and half after half run
- * vec_dot's fmas in vec_dot's order, in blocks of 4 rows x 2 columns (below). */
+ * vec_dot's fmas in vec_dot's order, in blocks of 4 rows x 3 columns (below).  nv is a
+ * multiple of 64 so that each half is whole 64-byte lines of 16-bit values (the tile's loop). */
 #define QGEMV_DOT_FLOAT_HALVES(T, half16, x, y)                                            \
-    const int64_t nv_ = n / 32 * 32, nh_ = nv_ / 2;                                        \
+    const int64_t nv_ = n / 64 * 64, nh_ = nv_ / 2;                                        \
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                        \
     for (; i < nh_; i += 16) {                                                             \
         if (sizeof(T) < 4 && !(i & 31)) {   /* f32: the hardware's prefetch alone is faster */ \
@@ -147,12 +148,14 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * A batch against a slab of rows, by blocks of 4 rows x cols_per_block columns: a block runs
- * half 0 of the rows, then half 1, with one accumulator per (row, column) in registers.  f16
- * and bf16 take 2 columns (8 accumulators; the 4 weight and 2 activation vectors of a step
- * widened as they load: 6 widenings serve 8 fmas, against 4 for 4 in the blocks of 2 x 2 that
- * kept vec_dot's former alternate-vector chains; with 3 columns their widened vectors spill).
- * f32 takes 3 (12 accumulators, 7 loads per 12 fmas: batch 32 on 2 threads took 14.7-15.8
- * ms against 15.6-17.5 with 2).  The 4 rows, prefetched by their first column block, stay in
+ * half 0 of the rows, then half 1, with one accumulator per (row, column) in registers.  Every
+ * format takes 3 columns: 12 accumulators, 7 loads (f16, bf16: widenings) per 12 fmas, which
+ * fills the 16 registers exactly.  That holds only with the prefetches outside the loop that
+ * does the work (one per 64-byte line, its own loop level): with a prefetch branch inside it,
+ * GCC kept 3 of f16's 12 accumulators on the stack, and f16 and bf16 had to take 2 columns.
+ * C harness, 4096 x 4096, 2 threads, 2 -> 3 columns: f16 batch 32 11.4-12.2 -> 9.3-9.8 ms,
+ * batch 8 3.0-3.6 -> 2.7-2.8 ms; bf16 batch 32 12.7-15.7 -> 11.8 ms (f32 took 3 already:
+ * batch 32 on 2 threads 14.7-15.8 ms against 15.6-17.5 with 2).  The 4 rows, prefetched by their first column block, stay in
  * L1 while they meet every column block; the later blocks share out the next 4 rows among
  * them and prefetch those into L2 a line as they read one, so the memory streams while the
  * cache serves (the first block alone left it idle three quarters of the time at batch 8).
@@ -167,26 +170,29 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                                                 const T *const y[QGEMV_FLOAT_TILE_CB_MAX], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
-        const int64_t nv = n / 32 * 32, nh = nv / 2;                                       \
+        const int64_t nv = n / 64 * 64, nh = nv / 2;                                       \
         __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB_MAX], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB_MAX]; \
         for (int h = 0; h < 2; h++) {                                                      \
             for (int r = 0; r < RB; r++)                                                   \
                 for (int c = 0; c < CB; c++) s[r][c] = _mm256_setzero_ps();                \
-            for (int64_t i = h * nh; i < (h + 1) * nh; i += 16) {                          \
-                if (sizeof(T) == 4 || !(i & 16)) {   /* a prefetch per 64 bytes */         \
-                    if (prefetch)                                                          \
-                        for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
-                    else                                                                   \
-                        for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i), _MM_HINT_T1); \
-                }                                                                          \
-                for (int j = 0; j < 2; j++) {                                              \
-                    __m256 av[QGEMV_FLOAT_TILE_CB_MAX];                                        \
-                    for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);              \
-                    for (int r = 0; r < RB; r++) {                                         \
-                        const __m256 wv = half16(x[r] + i, j);                             \
-                        for (int c = 0; c < CB; c++) s[r][c] = _mm256_fmadd_ps(wv, av[c], s[r][c]); \
+            const int64_t end = (h + 1) * nh, line = 64 / (int64_t)sizeof(T);             \
+            for (int64_t i0 = h * nh; i0 < end; i0 += line) {   /* nh: whole lines */       \
+                /* a prefetch per 64 bytes, outside the loop that does the work: a branch in  \
+                 * it cost f16's 4 x 3 blocks 3 of their accumulators */                   \
+                if (prefetch)                                                              \
+                    for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i0 + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
+                else                                                                       \
+                    for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i0), _MM_HINT_T1); \
+                _Pragma("GCC unroll 1")                                                    \
+                for (int64_t i = i0; i < i0 + line; i += 16)                               \
+                    for (int j = 0; j < 2; j++) {                                          \
+                        __m256 av[QGEMV_FLOAT_TILE_CB_MAX];                                \
+                        for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);          \
+                        for (int r = 0; r < RB; r++) {                                     \
+                            const __m256 wv = half16(x[r] + i, j);                         \
+                            for (int c = 0; c < CB; c++) s[r][c] = _mm256_fmadd_ps(wv, av[c], s[r][c]); \
+                        }                                                                  \
                     }                                                                      \
-                }                                                                          \
             }                                                                              \
             if (h == 0)                                                                    \
                 for (int r = 0; r < RB; r++)                                               \
@@ -239,8 +245,8 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
     QGEMV_FLOAT_BLOCK_CASES_2(name) QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) \
     QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 3)
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32, 2)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32, 2)
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32, 3)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32, 3)
 #if defined(QGEMV_AVX512)
 /* dot_f32 runs 16-lane accumulators here: f32 keeps the generic tile */
 #define QGEMV_TILES_ELEMENTS(X) X(f16, f16) X(bf16, bf16)
