@@ -8,6 +8,8 @@
  * dequant_row_<name>, and vec_dot_<name>_q8_0 (symmetric formats: sum d_x d_y sum_j q_j a_j)
  * or vec_dot_<name>_q8_1 (formats with a minimum: d_x d_y sum_j q_j a_j + m_x s_y).  The
  * products of q4_0, iq4_nl and mxfp4 follow ggml's repacked arithmetic instead: q32_x8.h.
+ * q4_1, q5_0 and q5_1 multiply from 8 interleaved rows once a matrix has them (q32_pairs.h,
+ * the same bits); the loops here serve their GGUF rows (the last rows % 8, set_repack(False)).
  */
 
 /* ---------------------------------------------------------------- q4_0: x = d (q - 8) */
