@@ -107,10 +107,6 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
     return _mm256_and_si256(t, _mm256_set1_epi8(0x10));
 }
 
-/* kn panel blocks against one column: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the
- * row pair 2p, 2p + 1 (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8
- * rows in one pass, though GCC keeps some accumulators on the stack (q5_0: 4 of 8): 2 passes of
- * 4 rows, each block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
 /* a panel block's register pair p: the levels of its low nibbles (values 0..15 of rows 2p and
  * 2p + 1) and its high nibbles (16..31), as maddubs takes them */
 #define QGEMV_DEFINE_X8P_LEVELS(name)                                                            \
@@ -139,8 +135,8 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
 /* kn panel blocks against one column, read from the panel (dec NULL) or from their decoded
  * levels and scales: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the row pair 2p, 2p + 1
  * (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8 rows in one pass,
- * though GCC keeps some accumulators on the stack (q5_0: 4 of 8): 2 passes of 4 rows, each
- * block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
+ * though GCC may keep some accumulators on the stack (q5_0 kept 4 of 8 where measured): 2 passes
+ * of 4 rows, each block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
 #define QGEMV_DEFINE_X8P_RUN(name, act)                                                          \
     QGEMV_DEFINE_X8P_LEVELS(name)                                                               \
     QGEMV_ALWAYS_INLINE void x8p_run_##name(const block_##name##x8 *restrict xp, const x8p_decoded *restrict dec, \
