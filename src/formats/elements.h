@@ -147,16 +147,15 @@ QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_half16_f16)
 QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
- * A batch against a slab of rows, by blocks of 4 rows x cols_per_block columns: a block runs
- * half 0 of the rows, then half 1, with one accumulator per (row, column) in registers.  Every
- * format takes 3 columns: 12 accumulators, 7 loads (f16, bf16: widenings) per 12 fmas, which
- * fills the 16 registers exactly.  That holds only with the prefetches outside the loop that
- * does the work (one per 64-byte line, its own loop level): with a prefetch branch inside it,
- * GCC kept 3 of f16's 12 accumulators on the stack, and f16 and bf16 had to take 2 columns.
- * C harness, 4096 x 4096, 2 threads, 2 -> 3 columns: f16 batch 32 11.4-12.2 -> 9.3-9.8 ms,
- * batch 8 3.0-3.6 -> 2.7-2.8 ms; bf16 batch 32 12.7-15.7 -> 11.8 ms (f32 took 3 already:
- * batch 32 on 2 threads 14.7-15.8 ms against 15.6-17.5 with 2).  The 4 rows, prefetched by their first column block, stay in
- * L1 while they meet every column block; the later blocks share out the next 4 rows among
+ * A batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs half 0 of the
+ * rows, then half 1, with one accumulator per (row, column) in registers: 12 accumulators, 7
+ * loads (f16, bf16: widenings) per 12 fmas, which fills the 16 registers exactly.  That holds
+ * only with the prefetches outside the loop that does the work (one per 64-byte line, its own
+ * loop level): with a prefetch branch inside it, GCC kept 3 of f16's 12 accumulators on the
+ * stack, and f16 and bf16 had to take 2 columns.  C harness, 4096 x 4096, 2 threads, 2 -> 3
+ * columns: f16 batch 32 11.4-12.2 -> 9.3-9.8 ms, batch 8 3.0-3.6 -> 2.7-2.8 ms; bf16 batch 32
+ * 12.7-15.7 -> 11.8 ms; f32 batch 32 15.6-17.5 -> 14.7-15.8 ms.  The 4 rows, prefetched by
+ * their first column block, stay in L1 while they meet every column block; the later blocks share out the next 4 rows among
  * them and prefetch those into L2 a line as they read one, so the memory streams while the
  * cache serves (the first block alone left it idle three quarters of the time at batch 8).
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
@@ -164,14 +163,14 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
 #if defined(QGEMV_AVX2)
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
 #define QGEMV_FLOAT_TILE_RB 4
-#define QGEMV_FLOAT_TILE_CB_MAX 3   /* columns per block, at most (each format's cols_per_block) */
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32, cols_per_block)                    \
+#define QGEMV_FLOAT_TILE_CB 3
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32)                                     \
     QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_TILE_RB], \
-                                                const T *const y[QGEMV_FLOAT_TILE_CB_MAX], const int RB, const int CB, \
+                                                const T *const y[QGEMV_FLOAT_TILE_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
         const int64_t nv = n / 64 * 64, nh = nv / 2;                                       \
-        __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB_MAX], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB_MAX]; \
+        __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB]; \
         for (int h = 0; h < 2; h++) {                                                      \
             for (int r = 0; r < RB; r++)                                                   \
                 for (int c = 0; c < CB; c++) s[r][c] = _mm256_setzero_ps();                \
@@ -186,7 +185,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                 _Pragma("GCC unroll 1")                                                    \
                 for (int64_t i = i0; i < i0 + line; i += 16)                               \
                     for (int j = 0; j < 2; j++) {                                          \
-                        __m256 av[QGEMV_FLOAT_TILE_CB_MAX];                                \
+                        __m256 av[QGEMV_FLOAT_TILE_CB];                                \
                         for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);          \
                         for (int r = 0; r < RB; r++) {                                     \
                             const __m256 wv = half16(x[r] + i, j);                         \
@@ -209,49 +208,47 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
         QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
-        const int64_t passes = (ncols + (cols_per_block) - 1) / (cols_per_block);          \
+        const int64_t passes = (ncols + QGEMV_FLOAT_TILE_CB - 1) / QGEMV_FLOAT_TILE_CB;          \
         for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_TILE_RB) {                         \
             const int RB = nrows - r >= QGEMV_FLOAT_TILE_RB ? QGEMV_FLOAT_TILE_RB : (int)(nrows - r); \
             const T *x[QGEMV_FLOAT_TILE_RB];                                               \
             for (int k = 0; k < QGEMV_FLOAT_TILE_RB; k++)                                  \
                 x[k] = (const T *)((const uint8_t *)w + (r + (k < RB ? k : RB - 1)) * row_stride); \
-            for (int64_t c = 0; c < ncols; c += (cols_per_block)) {                        \
+            for (int64_t c = 0; c < ncols; c += QGEMV_FLOAT_TILE_CB) {                        \
                 /* block p > 0 prefetches its share of the next 4 rows (past the tile's end too: \
                  * the next tile's first rows) into L2, a line as it reads one */          \
-                const int64_t p = c / (cols_per_block);                                    \
+                const int64_t p = c / QGEMV_FLOAT_TILE_CB;                                    \
                 const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;  \
                 const int k1 = p ? (int)(p * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;        \
                 const T *next[QGEMV_FLOAT_TILE_RB];                                        \
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
-                const int CB = ncols - c >= (cols_per_block) ? (cols_per_block) : (int)(ncols - c); \
-                const T *y[QGEMV_FLOAT_TILE_CB_MAX];                                       \
-                for (int k = 0; k < QGEMV_FLOAT_TILE_CB_MAX; k++)                          \
+                const int CB = ncols - c >= QGEMV_FLOAT_TILE_CB ? QGEMV_FLOAT_TILE_CB : (int)(ncols - c); \
+                const T *y[QGEMV_FLOAT_TILE_CB];                                       \
+                for (int k = 0; k < QGEMV_FLOAT_TILE_CB; k++)                          \
                     y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
                 switch (RB * 4 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
-                QGEMV_FLOAT_BLOCK_CASES_##cols_per_block(name)                             \
+                QGEMV_FLOAT_BLOCK_CASES(name)                             \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
 #define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
     case rb * 4 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
-/* the blocks a tile of cols_per_block columns can meet: 1-4 rows x 1-cols_per_block columns */
-#define QGEMV_FLOAT_BLOCK_CASES_2(name)                                                      \
-    QGEMV_FLOAT_BLOCK_CASE(name, 4, 2) QGEMV_FLOAT_BLOCK_CASE(name, 4, 1) QGEMV_FLOAT_BLOCK_CASE(name, 3, 2) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 3, 1) QGEMV_FLOAT_BLOCK_CASE(name, 2, 2) QGEMV_FLOAT_BLOCK_CASE(name, 2, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 1, 2) QGEMV_FLOAT_BLOCK_CASE(name, 1, 1)
-#define QGEMV_FLOAT_BLOCK_CASES_3(name)                                                      \
-    QGEMV_FLOAT_BLOCK_CASES_2(name) QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 3)
+/* the blocks a tile can meet: 1-4 rows x 1-3 columns */
+#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
+    QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 4, 2) QGEMV_FLOAT_BLOCK_CASE(name, 4, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 2) QGEMV_FLOAT_BLOCK_CASE(name, 3, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 2, 2) QGEMV_FLOAT_BLOCK_CASE(name, 2, 1) \
+    QGEMV_FLOAT_BLOCK_CASE(name, 1, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 2) QGEMV_FLOAT_BLOCK_CASE(name, 1, 1)
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32, 3)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32, 3)
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32)
 #if defined(QGEMV_AVX512)
 /* dot_f32 runs 16-lane accumulators here: f32 keeps the generic tile */
 #define QGEMV_TILES_ELEMENTS(X) X(f16, f16) X(bf16, bf16)
 #else
-QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_half16_f32, qgemv_f32_itself, 3)
+QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_half16_f32, qgemv_f32_itself)
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #endif
 #else
