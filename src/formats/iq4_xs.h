@@ -67,10 +67,6 @@ static inline __m256i levels_iq4_xs(const uint8_t qs[16], __m256i table) {
                                          _mm256_set1_epi8(0x0f));
     return _mm256_shuffle_epi8(table, nib);
 }
-/* sub-block ib's scale (element ib of sub_scales_iq4_xs) in all 16 int16 lanes */
-static inline __m256i sub_scale16_iq4_xs(__m256i scales, int ib) {
-    return _mm256_shuffle_epi8(scales, _mm256_set1_epi16((short)(0x0100 + 0x0202 * ib)));
-}
 
 /* one row against CB <= 8 columns: per super-block and column
  *     sum_ib (ls_ib - 32) sum_j kvalues[q_j] a_j     (exact int32 lanes), then one fma by d_x d_y,
@@ -96,13 +92,11 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
         for (int p = 0; p < QK_K / 64; p++) {
             const __m256i w0 = levels_iq4_xs(x[i].qs + 32 * p, table), w1 = levels_iq4_xs(x[i].qs + 32 * p + 16, table);
             const __m256i u0 = _mm256_sign_epi8(w0, w0), u1 = _mm256_sign_epi8(w1, w1);
-            const __m256i sc0 = sub_scale16_iq4_xs(scales, 2 * p), sc1 = sub_scale16_iq4_xs(scales, 2 * p + 1);
+            /* the scales as iquants.h's layout has them: element ib in both halves */
+            const __m256i sc0 = iq_scales_of_sub(scales, 2 * p), sc1 = iq_scales_of_sub(scales, 2 * p + 1);
             for (int c = 0; c < CB; c++) {
                 const int8_t *aq = y[c][i].qs + 64 * p;
-                const __m256i s0 = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)aq), w0);
-                const __m256i s1 = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(aq + 32)), w1);
-                sum[c] = _mm256_add_epi32(sum[c], _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u0, s0), sc0),
-                                                                   _mm256_madd_epi16(_mm256_maddubs_epi16(u1, s1), sc1)));
+                sum[c] = _mm256_add_epi32(sum[c], _mm256_add_epi32(iq_dot_sub(u0, w0, aq, sc0), iq_dot_sub(u1, w1, aq + 32, sc1)));
             }
         }
         const float dx = qgemv_fp16_to_fp32(x[i].d);

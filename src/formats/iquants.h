@@ -281,7 +281,8 @@ static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
 /* sum_j |q_j| (a_j negated where signs_j < 0), times the scale of each 16 values, as 8 int32 lanes */
 static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
     const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
-    /* maddubs cannot saturate: magnitudes <= 62, |a| <= 127 */
+    /* maddubs cannot saturate: magnitudes <= 127 (the grids' <= 62, iq4_xs's levels), |a| <= 127,
+     * 2 127 127 < 2^15 */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
 }
 
