@@ -23,8 +23,8 @@ def ids(fmt) -> str:
     return fmt.name
 
 
-def _setup(fmt, rows, batch, seed):
-    cols = 3 * max(fmt.block_size, 64)
+def _setup(fmt, rows, batch, seed, cols=None):
+    cols = cols or 3 * max(fmt.block_size, 64)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=seed, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(seed).standard_normal((batch, cols)).astype(np.float32)
     afmt = _formats.BY_NAME[fmt.act.lower()]
@@ -87,11 +87,7 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
     """Every format's tile keeps vec_dot's arithmetic per column: the same bits, also for an odd
     number of blocks per row (iq4_nl and mxfp4 end such rows with ggml's scalar last block)."""
     rows, cols = 7, blocks * fmt.block_size
-    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=fmt.id + blocks, moderate=True), fmt.name, (rows, cols))
-    x = np.random.default_rng(fmt.id).standard_normal((batch, cols)).astype(np.float32)
-    afmt = _formats.BY_NAME[fmt.act.lower()]
-    xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
-    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    m, x, xq = _setup(fmt, rows, batch, seed=fmt.id + blocks, cols=cols)
     np.testing.assert_array_equal(_tile(m, xq, rows), _per_row(m, xq))
 
 
@@ -104,11 +100,7 @@ def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa
     lines: 96 and 1000 leave a 32- and a 40-value scalar tail), then the other half, with 1, 2
     or 3 rows and 1 or 2 columns left over (src/formats/elements.h): across blocks, halves,
     short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
-    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=cols + batch, moderate=True), fmt.name, (rows, cols))
-    x = np.random.default_rng(cols).standard_normal((batch, cols)).astype(np.float32)
-    afmt = _formats.BY_NAME[fmt.act.lower()]
-    xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
-    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    m, x, xq = _setup(fmt, rows, batch, seed=cols + batch, cols=cols)
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
     np.testing.assert_array_equal(got.view(np.uint32), _per_row(m, xq).view(np.uint32))
@@ -122,13 +114,8 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
     formats with a scalar tail, and batches past a tile's columns; rows pass through every row
     group of a tile (19 rows: fours, pairs and a single row)."""
     n = cols * fmt.block_size if fmt.block_size > 1 else {1: 7, 2: 96, 4: 600}[cols]
-    rng = np.random.default_rng(fmt.id * 31 + cols + batch)
     rows = 19
-    m = QMatrix(random_blocks(fmt.name, rows, n, seed=fmt.id + cols, moderate=True), fmt.name, (rows, n))
-    x = rng.standard_normal((batch, n)).astype(np.float32)
-    afmt = _formats.BY_NAME[fmt.act.lower()]
-    xq = np.empty((batch, afmt.row_nbytes(n)), dtype=np.uint8)
-    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    m, x, xq = _setup(fmt, rows, batch, seed=fmt.id * 31 + cols + batch, cols=n)
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
     np.testing.assert_array_equal(got, _per_row(m, xq))
@@ -211,11 +198,7 @@ def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
     """Rows of 70 blocks: a batch sweeps the panels in chunks (2 full and a partial one for the
     32-block chunks of q32_pairs.h), keeping each column's accumulators between them."""
     rows, cols = 16, 70 * 32
-    m = QMatrix(random_blocks(fmt.name, rows, cols, seed=batch, moderate=True), fmt.name, (rows, cols))
-    x = np.random.default_rng(batch).standard_normal((batch, cols)).astype(np.float32)
-    afmt = _formats.BY_NAME[fmt.act.lower()]
-    xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
-    _kernels.quantize_activations(_dispatch.isa, afmt.id, x, xq)
+    m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
     out = np.full((rows, batch), np.nan, dtype=np.float32)
     _kernels.matmul_panels(_dispatch.isa, fmt.id, _panels(m), m._data, m.row_nbytes, cols, xq, out, 1)
     np.testing.assert_array_equal(out, _per_row(m, xq))
