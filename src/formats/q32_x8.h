@@ -223,7 +223,7 @@ QGEMV_DEFINE_X8_PASS(mxfp4)
  * repeats its last row): up to 4 columns straight from the rows (x8_from_rows in the pass), more
  * through a scratch of X8_CHUNK blocks transposed once per chunk (redone per group of 4 columns,
  * batch 32 ran 5-8% slower); else src holds nrows / 8 panels (stride: panel bytes). */
-#define X8_PASS_CASES(name, xp, rows)                                                                  \
+#define X8_PASS_CASES(name, xp, rows)                                                    \
     switch (nc - cg) {                                                                          \
     case 1: x8_pass_##name(xp, rows, k0, kn, yc, dac, cc, nc, 1, &acc[p][cg]); break;          \
     case 2: x8_pass_##name(xp, rows, k0, kn, yc, dac, cc, nc, 2, &acc[p][cg]); break;          \
