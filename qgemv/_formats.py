@@ -19,7 +19,9 @@ needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
-              repacked layout in spirit).
+              repacked layout in spirit; and iq1_m, whose panels hold its rows as trits).
+panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
+              as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
               its products follow ggml's repacked arithmetic, on any layout (src/formats/q32_x8.h);
               those of the other formats follow ggml's vec_dot (q32_pairs.h for their panels).
@@ -50,6 +52,7 @@ class Format(NamedTuple):
     interleave: int = 0
     ggml_repack: bool = False
     repack_as: str | None = None
+    panel_type_size: int = 0
 
     @property
     def bits_per_weight(self) -> float:
@@ -62,6 +65,10 @@ class Format(NamedTuple):
 
     def row_nbytes(self, cols: int) -> int:
         return cols // self.block_size * self.type_size
+
+    def panel_row_nbytes(self, cols: int) -> int:
+        """Bytes of one row in the prepared panels (interleave)."""
+        return cols // self.block_size * (self.panel_type_size or self.type_size)
 
 
 # Relative error an activation format adds to a dot product, as a bound on
@@ -119,7 +126,8 @@ FORMATS: tuple[Format, ...] = (
     _f(26, "i32", 1, 4, None, "int", _ELEM),
     _f(27, "i64", 1, 8, None, "int", _ELEM),
     _f(28, "f64", 1, 8, None, "float", _ELEM),
-    _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}),
+    _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _PROD | {_Q},
+       interleave=8, panel_type_size=QK_K // 4 + 4 + QK_K // 32),
     _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}),
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q},
        repack_as="tq2_0"),

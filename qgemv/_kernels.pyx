@@ -161,18 +161,21 @@ cdef enum: _TILE_PANELS = 4
 
 
 def interleave(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
-               uint8_t[::1] panels, int n_threads):
+               uint8_t[::1] panels, Py_ssize_t panel_row_nbytes, int n_threads):
     """panels <- rows 0 .. 8 npanels - 1 of data in the format's interleaved layout (8 rows per
-    panel, include/qgemv/blocks.h), npanels = panels.size / (8 row_nbytes)."""  # IN data; OUT panels
+    panel, include/qgemv/blocks.h; panel_row_nbytes bytes per row there, _formats.py:
+    panel_row_nbytes), npanels = panels.size / (8 panel_row_nbytes)."""  # IN data; OUT panels
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t panel_nbytes = _PANEL_ROWS * row_nbytes, npanels, p
+    cdef Py_ssize_t panel_nbytes = _PANEL_ROWS * panel_row_nbytes, npanels, p
     cdef const uint8_t *base = &data[0]
-    if row_nbytes == 0 or panels.shape[0] == 0:
+    if row_nbytes == 0 or panel_row_nbytes == 0 or panels.shape[0] == 0:
         return
     npanels = panels.shape[0] // panel_nbytes
+    if npanels * _PANEL_ROWS * row_nbytes > data.shape[0]:
+        raise ValueError(f"{npanels} panels need {npanels * _PANEL_ROWS} rows, data holds {data.shape[0] // row_nbytes}")
     with nogil:
         for p in prange(npanels, schedule="static", num_threads=n_threads):
-            t.interleave[qtype](base + p * panel_nbytes, row_nbytes, cols, &panels[p * panel_nbytes])
+            t.interleave[qtype](base + p * _PANEL_ROWS * row_nbytes, row_nbytes, cols, &panels[p * panel_nbytes])
 
 
 def repack_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
@@ -194,17 +197,19 @@ def repack_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyt
             t.repack_row[qtype](base + r * row_nbytes, &out[r * out_row_nbytes], cols)
 
 
-def matmul_panels(str isa, int qtype, const uint8_t[::1] panels, const uint8_t[::1] data,
-                  Py_ssize_t row_nbytes, Py_ssize_t cols, const uint8_t[:, ::1] xq, float[:, ::1] out,
-                  int n_threads):
+def matmul_panels(str isa, int qtype, const uint8_t[::1] panels, Py_ssize_t panel_row_nbytes,
+                  const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols, const uint8_t[:, ::1] xq,
+                  float[:, ::1] out, int n_threads):
     """As matmul_act (the same bits), the first 8 npanels rows read from their interleaved panels
-    (tiles of up to TILE_PANELS panels, split evenly over the threads), the last rows % 8 from
-    data."""  # IN panels, data, xq; OUT out
+    (panel_row_nbytes bytes per row there; tiles of up to TILE_PANELS panels, split evenly over
+    the threads), the last rows % 8 from data."""  # IN panels, data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = _PANEL_ROWS * row_nbytes
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = _PANEL_ROWS * panel_row_nbytes
     cdef Py_ssize_t npanels = rows // _PANEL_ROWS, per_tile, n_tiles, tile, p0, r0 = _PANEL_ROWS * npanels
     if rows == 0 or batch == 0:
         return
+    if panels.shape[0] < npanels * panel_nbytes or data.shape[0] < rows * row_nbytes:
+        raise ValueError(f"panels hold {panels.shape[0]} bytes and data {data.shape[0]}: too few for {rows} rows")
     with nogil:
         if npanels:
             per_tile = _per_tile(npanels, n_threads, _TILE_PANELS, 1)

@@ -17,18 +17,18 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
-# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h and
-# q32_pairs.h), and
+# in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h,
+# q32_pairs.h and iq1.h), and
 # those with a repack_as format from a copy in that format (tq1_0 as tq2_0: src/formats/ternary.h).
-# The copy is as large as the matrix (tq1_0's: 1.22x); QGEMV_REPACK=0 or set_repack(False) keeps
-# to the GGUF bytes.
+# The copy is as large as the matrix (iq1_m's trits: 1.36x, tq1_0's: 1.22x); QGEMV_REPACK=0 or
+# set_repack(False) keeps to the GGUF bytes.
 _repack = os.environ.get("QGEMV_REPACK", "1") != "0"
 
 
 def set_repack(enabled: bool) -> None:
     """Whether products prepare the faster layout of the formats that have one: the interleaved
-    rows of q4_0, q4_1, q5_0, q5_1, iq4_nl and mxfp4 (a copy as large as the weights) and tq1_0's
-    rows as tq2_0
+    rows of q4_0, q4_1, q5_0, q5_1, iq4_nl and mxfp4 (a copy as large as the weights), iq1_m's
+    rows as trits (1.36x) and tq1_0's rows as tq2_0
     (1.22x), made once per matrix at its first product (results are identical either way).
     Default: on, unless the environment sets ``QGEMV_REPACK=0``.  Matrices that already have
     the copy keep it."""
@@ -321,7 +321,8 @@ class QMatrix:
                                  f"represent; use act='f32'")
             qtype, data, row_nbytes, panels = self._product_rows(n)
             if panels is not None:
-                _kernels.matmul_panels(isa, fmt.id, panels, self._data, self._row_nbytes, cols, xq, out2, n)
+                _kernels.matmul_panels(isa, fmt.id, panels, fmt.panel_row_nbytes(cols), self._data, self._row_nbytes,
+                                       cols, xq, out2, n)
             elif batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.ggml_repack:
                 # A single column streaming from memory reads fastest one row after another (one
                 # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
@@ -350,9 +351,9 @@ class QMatrix:
                 _kernels.repack_rows(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols,
                                      copy, twin.row_nbytes(cols), n_threads)
             elif panels and fmt.interleave and rows >= fmt.interleave:
-                copy = np.empty(rows // fmt.interleave * fmt.interleave * self._row_nbytes, dtype=np.uint8)
+                copy = np.empty(rows // fmt.interleave * fmt.interleave * fmt.panel_row_nbytes(cols), dtype=np.uint8)
                 _kernels.interleave(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols, copy,
-                                    n_threads)
+                                    fmt.panel_row_nbytes(cols), n_threads)
             else:
                 copy = None
             if copy is not None:

@@ -125,18 +125,52 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_but_q8_0():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "mxfp4"]
+def test_interleaved_formats_are_the_32_value_formats_but_q8_0_and_iq1_m():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "iq1_m", "mxfp4"]
     assert all(f.interleave == _kernels.PANEL_ROWS == 8 for f in INTERLEAVED)
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
+    # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
+    assert [(f.name, f.panel_type_size) for f in INTERLEAVED if f.panel_type_size] == [("iq1_m", 76)]
 
 
 def _panels(m, n_threads=1):
     rows, cols = m.shape
-    panels = np.empty(rows // 8 * 8 * m.row_nbytes, dtype=np.uint8)
-    _kernels.interleave(_dispatch.isa, m.format.id, m._data, m.row_nbytes, cols, panels, n_threads)
+    panels = np.empty(rows // 8 * 8 * m.format.panel_row_nbytes(cols), dtype=np.uint8)
+    _kernels.interleave(_dispatch.isa, m.format.id, m._data, m.row_nbytes, cols, panels,
+                        m.format.panel_row_nbytes(cols), n_threads)
     return panels
+
+
+def _matmul_panels(m, xq, out, n_threads):
+    fmt, cols = m.format, m.shape[1]
+    _kernels.matmul_panels(_dispatch.isa, fmt.id, _panels(m), fmt.panel_row_nbytes(cols), m._data, m.row_nbytes,
+                           cols, xq, out, n_threads)
+
+
+def _documented_trit_block(block):
+    """include/qgemv/blocks.h's block_iq1_mt from an iq1_m block: t = g + 1 (gguf-py's grid) in
+    2-bit fields, byte 32 h + k bits 2 l for value 128 h + 32 l + k; the delta signs; the scales."""
+    import gguf.quants
+    if gguf.quants.IQ1_S.grid is None:
+        gguf.quants.IQ1_S.init_grid()
+    grid = np.rint(gguf.quants.IQ1_S.grid.reshape(-1, 8)).astype(np.int64)
+    qs, qh, scales = block[:32], block[32:48], block[48:56]
+    t, neg = np.zeros(64, np.uint8), 0
+    for g in range(32):
+        nib = int(qh[g // 2]) >> (4 * (g % 2)) & 15
+        for j, value in enumerate(grid[int(qs[g]) | (nib & 7) << 8]):
+            v = 8 * g + j
+            t[32 * (v // 128) + v % 32] |= (value + 1) << (2 * (v % 128 // 32))
+        neg |= (nib >> 3) << g
+    return np.concatenate([t, np.array([neg], "<u4").view(np.uint8), scales])
+
+
+def _documented_panel(fmt, rows8):
+    """include/qgemv/blocks.h's panel from 8 rows' GGUF blocks (8, blocks, type_size)."""
+    if fmt.name == "iq1_m":   # the rows' trit blocks, row after row
+        return np.concatenate([_documented_trit_block(b) for row in rows8 for b in row])
+    return np.concatenate([_documented_panel_block(fmt, rows8[:, b]) for b in range(rows8.shape[1])])
 
 
 def _documented_panel_block(fmt, rows8):
@@ -166,11 +200,10 @@ def _documented_panel_block(fmt, rows8):
 def test_interleaved_layout_is_the_documented_one(fmt, isa):
     """include/qgemv/blocks.h: per panel block, the 8 rows' scales, then their levels, as the
     format's layout documents it."""
-    rows, cols = 24, 5 * 32
+    rows, cols = 24, 5 * fmt.block_size
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=5), fmt.name, (rows, cols))
-    blocks = m.data.reshape(rows, cols // 32, fmt.type_size)
-    want = [_documented_panel_block(fmt, blocks[8 * p:8 * p + 8, b])
-            for p in range(rows // 8) for b in range(cols // 32)]
+    blocks = m.data.reshape(rows, cols // fmt.block_size, fmt.type_size)
+    want = [_documented_panel(fmt, blocks[8 * p:8 * p + 8]) for p in range(rows // 8)]
     np.testing.assert_array_equal(_panels(m, n_threads=2), np.concatenate(want))
 
 
@@ -182,11 +215,9 @@ def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
     (panels made on the fly) give vec_dot's bits, on any thread count."""
     m, x, xq = _setup(fmt, rows, batch, seed=rows * 31 + batch)
     ref = _per_row(m, xq)
-    panels = _panels(m)
     for n_threads in (1, 2):
         out = np.full((rows, batch), np.nan, dtype=np.float32)
-        _kernels.matmul_panels(_dispatch.isa, fmt.id, panels, m._data, m.row_nbytes, m.shape[1], xq, out,
-                               n_threads)
+        _matmul_panels(m, xq, out, n_threads)
         np.testing.assert_array_equal(out, ref, err_msg=f"panels, {n_threads} threads")
         np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=n_threads), ref,
                                       err_msg=f"GGUF rows, {n_threads} threads")
@@ -197,16 +228,16 @@ def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
 def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
     """Rows of 70 blocks: a batch sweeps the panels in chunks (2 full and a partial one for the
     32-block chunks of q32_pairs.h), keeping each column's accumulators between them."""
-    rows, cols = 16, 70 * 32
+    rows, cols = 16, 70 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
     out = np.full((rows, batch), np.nan, dtype=np.float32)
-    _kernels.matmul_panels(_dispatch.isa, fmt.id, _panels(m), m._data, m.row_nbytes, cols, xq, out, 1)
+    _matmul_panels(m, xq, out, 1)
     np.testing.assert_array_equal(out, _per_row(m, xq))
 
 
 @pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
 def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
-    rows, cols = 29, 4 * 32
+    rows, cols = 29, 4 * fmt.block_size
     blocks = random_blocks(fmt.name, rows, cols, seed=9)
     x = np.random.default_rng(9).standard_normal((cols, 3)).astype(np.float32)
     m = QMatrix(blocks, fmt.name, (rows, cols))
@@ -215,7 +246,7 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
     assert m._prepared is None
     y = m @ x
     panels = m._prepared
-    assert panels is not None and panels.nbytes == 24 * m.row_nbytes and not panels.flags.writeable
+    assert panels is not None and panels.nbytes == 24 * fmt.panel_row_nbytes(cols) and not panels.flags.writeable
     np.testing.assert_array_equal(m @ x, y)
     assert m._prepared is panels                                 # made once
     np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes

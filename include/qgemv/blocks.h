@@ -338,4 +338,18 @@ typedef struct {
 } block_q5_1x8;
 static_assert(sizeof(block_q5_1x8) == 8 * sizeof(block_q5_1), "wrong q5_1x8 block size/padding");
 
+/* iq1_m as trits, larger than the rows it holds (src/formats/iq1.h): its grid points hold values
+ * g in {-1, 0, 1}, so a row's block stores t = g + 1 as 2-bit fields in tq2_0's order, which
+ * decode with a shift and a mask instead of 32 grid gathers,
+ *     t[32 h + k] bits 2 l, 2 l + 1 = t of value 128 h + 32 l + k    (h < 2, l < 4, k < 32),
+ *     neg bit j = 1: the 8 values 8 j .. 8 j + 7 take delta = -1/8, else +1/8,
+ *     scales    = the GGUF block's scales (the sub-block scales and d, as stored),
+ * 76 bytes for the GGUF block's 56; a panel is 8 rows of these, one row after another. */
+typedef struct {
+    uint8_t t[QK_K / 4];
+    uint32_t neg;
+    uint8_t scales[QK_K / 32];
+} block_iq1_mt;
+static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt block size/padding");
+
 #endif /* QGEMV_BLOCKS_H */

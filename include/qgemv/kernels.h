@@ -30,7 +30,8 @@ typedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stri
                                       const void *a, int64_t act_stride, int64_t ncols,
                                       float *out, int64_t out_stride);
 /* rows 0..7 of w (row_stride bytes apart), n values each -> one panel of the format's interleaved
- * layout (block_<name>x8, include/qgemv/blocks.h; _formats.py: interleave) */
+ * layout (block_<name>x8, or iq1_m's rows of block_iq1_mt, include/qgemv/blocks.h; _formats.py:
+ * interleave, panel_type_size) */
 typedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n, void *panel);
 /* vec_dot_tile over npanels such panels (panel_stride bytes apart): out[r * out_stride + c] for
  * r < 8 npanels, the same bits as vec_dot_tile on the rows they hold */
