@@ -37,26 +37,24 @@ static inline int delta_sign_iq1_s(const block_iq1_s *b, int ib) { return b->qh[
 
 /* ---------------------------------------------------------------- iq1_m */
 
-static inline uint16_t scale_word_iq1_m(const block_iq1_m *b, int k) {
+/* word k of the scales (as stored: the GGUF block's, or a trit block's copy) */
+static inline uint16_t scale_word_iq1_m(const uint8_t scales[QK_K / 32], int k) {
     uint16_t w;
-    memcpy(&w, b->scales + 2 * k, 2);
+    memcpy(&w, scales + 2 * k, 2);
     return w;
 }
-/* the f16 super-block scale: nibble k of its bits is the top nibble of word k of the scales */
+/* the f16 super-block scale: nibble k of its bits is the top nibble of word k */
 static inline float scale_iq1_m_of(const uint8_t scales[QK_K / 32]) {
     uint16_t h = 0;
-    for (int k = 0; k < 4; k++) {
-        uint16_t w;
-        memcpy(&w, scales + 2 * k, 2);
-        h |= (uint16_t)((w >> 12) << (4 * k));
-    }
+    for (int k = 0; k < 4; k++) h |= (uint16_t)((scale_word_iq1_m(scales, k) >> 12) << (4 * k));
     return qgemv_fp16_to_fp32(h);
 }
 static inline float scale_iq1_m(const block_iq1_m *b) { return scale_iq1_m_of(b->scales); }
 /* 2 s + 1 of the 16 values 16 k .. 16 k + 15 */
-static inline int sub_scale_iq1_m(const block_iq1_m *b, int k) {
-    return 2 * ((scale_word_iq1_m(b, k / 4) >> (3 * (k % 4))) & 7) + 1;
+static inline int sub_scale_iq1_m_of(const uint8_t scales[QK_K / 32], int k) {
+    return 2 * ((scale_word_iq1_m(scales, k / 4) >> (3 * (k % 4))) & 7) + 1;
 }
+static inline int sub_scale_iq1_m(const block_iq1_m *b, int k) { return sub_scale_iq1_m_of(b->scales, k); }
 /* the qh nibble of group g (values 8 g ..): index bits 0-2, delta sign bit 3 */
 static inline int group_nibble_iq1_m(const block_iq1_m *b, int g) { return (b->qh[g / 2] >> (4 * (g % 2))) & 0x0f; }
 static inline int grid_index_iq1_m(const block_iq1_m *b, int g) {
@@ -333,69 +331,68 @@ static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *r
     return sum;
 }
 
+/* a GGUF block's 256 grid values g (-1, 0, 1) and its delta signs (bit j: group j negative) */
+static inline uint32_t grid_values_iq1_m(const block_iq1_m *x, int8_t q[QK_K]) {
+    uint32_t neg = 0;
+    for (int g = 0; g < QK_K / 8; g++) {
+        const uint64_t point = iq1s_grid[grid_index_iq1_m(x, g)];
+        memcpy(q + 8 * g, &point, 8);
+        if (delta_sign_iq1_m(x, g) < 0) neg |= 1u << g;
+    }
+    return neg;
+}
+/* a trit block's grid values t - 1 (include/qgemv/blocks.h) */
+static inline void grid_values_iq1_mt(const block_iq1_mt *x, int8_t q[QK_K]) {
+    for (int v = 0; v < QK_K; v++) q[v] = (int8_t)((x->t[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32)) & 3) - 1);
+}
+/* sum_k (2 s_k + 1) sum_{groups g of k} (8 sum_j g_j a_j + (+-1) sum_j a_j): a block's exact integer */
+static int32_t block_sumi_iq1_m(const int8_t q[QK_K], uint32_t neg, const uint8_t scales[QK_K / 32], const int8_t *aq) {
+    int32_t sumi = 0;
+    for (int k = 0; k < QK_K / 16; k++) {
+        int32_t s = 0;
+        for (int g = 2 * k; g < 2 * k + 2; g++) {
+            int32_t asum = 0, dot = 0;
+            for (int j = 0; j < 8; j++) {
+                asum += aq[8 * g + j];
+                dot += q[8 * g + j] * aq[8 * g + j];
+            }
+            s += 8 * dot + (neg >> g & 1 ? -asum : asum);
+        }
+        sumi += sub_scale_iq1_m_of(scales, k) * s;
+    }
+    return sumi;
+}
+
 static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_iq1_m *x = (const block_iq1_m *)w;
     const block_q8_K *y = (const block_q8_K *)a;
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
-        int32_t sumi = 0;
-        for (int k = 0; k < QK_K / 16; k++) {
-            int32_t s = 0;
-            for (int g = 2 * k; g < 2 * k + 2; g++) {
-                const int8_t *ag = y[i].qs + 8 * g;
-                int32_t asum = 0;
-                for (int j = 0; j < 8; j++) asum += ag[j];
-                s += 8 * dot_point_iq1(iq1s_grid[grid_index_iq1_m(&x[i], g)], ag) + delta_sign_iq1_m(&x[i], g) * asum;
-            }
-            sumi += sub_scale_iq1_m(&x[i], k) * s;
-        }
-        sum += scale_iq1_m(&x[i]) * y[i].d * 0.125f * (float)sumi;
+        int8_t q[QK_K];
+        const uint32_t neg = grid_values_iq1_m(&x[i], q);
+        sum += scale_iq1_m(&x[i]) * y[i].d * 0.125f * (float)block_sumi_iq1_m(q, neg, x[i].scales, y[i].qs);
     }
     return sum;
-}
-
-/* a GGUF block -> its trit block (include/qgemv/blocks.h), one value at a time */
-static inline void trits_of_iq1_m(const block_iq1_m *x, block_iq1_mt *y) {
-    memset(y->t, 0, sizeof(y->t));
-    y->neg = 0;
-    for (int g = 0; g < QK_K / 8; g++) {
-        int8_t p[8];
-        const uint64_t point = iq1s_grid[grid_index_iq1_m(x, g)];
-        memcpy(p, &point, 8);
-        for (int j = 0; j < 8; j++) {
-            const int v = 8 * g + j;
-            y->t[32 * (v / 128) + v % 32] |= (uint8_t)((p[j] + 1) << (2 * (v % 128 / 32)));
-        }
-        if (delta_sign_iq1_m(x, g) < 0) y->neg |= 1u << g;
-    }
-    memcpy(y->scales, x->scales, sizeof(y->scales));
 }
 
 /* vec_dot_iq1_m_q8_K's arithmetic on trit blocks: the same integers, the same float steps */
 static float vec_dot_iq1_mt_q8_K(int64_t n, const block_iq1_mt *x, const block_q8_K *y) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
-        int32_t sumi = 0;
-        for (int k = 0; k < QK_K / 16; k++) {
-            int32_t s = 0;
-            for (int g = 2 * k; g < 2 * k + 2; g++) {
-                const int8_t *ag = y[i].qs + 8 * g;
-                int32_t asum = 0, dot = 0;
-                for (int j = 0; j < 8; j++) {
-                    const int v = 8 * g + j;
-                    const int t = x[i].t[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32)) & 3;
-                    asum += ag[j];
-                    dot += (t - 1) * ag[j];
-                }
-                s += 8 * dot + (x[i].neg >> g & 1 ? -1 : 1) * asum;
-            }
-            uint16_t w;
-            memcpy(&w, x[i].scales + 2 * (k / 4), 2);
-            sumi += (2 * ((w >> (3 * (k % 4))) & 7) + 1) * s;
-        }
-        sum += scale_iq1_m_of(x[i].scales) * y[i].d * 0.125f * (float)sumi;
+        int8_t q[QK_K];
+        grid_values_iq1_mt(&x[i], q);
+        sum += scale_iq1_m_of(x[i].scales) * y[i].d * 0.125f * (float)block_sumi_iq1_m(q, x[i].neg, x[i].scales, y[i].qs);
     }
     return sum;
+}
+
+/* a GGUF block -> its trit block (include/qgemv/blocks.h) */
+static inline void trits_of_iq1_m(const block_iq1_m *x, block_iq1_mt *y) {
+    int8_t q[QK_K];
+    y->neg = grid_values_iq1_m(x, q);
+    memset(y->t, 0, sizeof(y->t));
+    for (int v = 0; v < QK_K; v++) y->t[32 * (v / 128) + v % 32] |= (uint8_t)((q[v] + 1) << (2 * (v % 128 / 32)));
+    memcpy(y->scales, x->scales, sizeof(y->scales));
 }
 
 #endif
