@@ -284,18 +284,16 @@ QGEMV_ALWAYS_INLINE void tile_iq1_mt(int64_t nb, const block_iq1_mt *x, const ui
     tile_iq1_m_rows(nb, x, 1, a, act_stride, CB, out);
 }
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 8)
+/* vec_dot_iq1_mt_q8_K and vec_dot_tile_iq1_mt_q8_K: the same over rows of trit blocks */
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_mt, q8_K, tile_iq1_mt, QK_K, 8)
 
-/* a GGUF block -> its trit block: t = u >> 3 (u = 8 t + e, e <= 2), four 2-bit fields per byte;
- * the delta signs (bit 3 of each qh nibble) gathered by pext */
+/* a GGUF block -> its trit block: t = u >> 3 (u = 8 t + e, e <= 2) packed as tq2_0's fields
+ * (ternary.h); the delta signs (bit 3 of each qh nibble) gathered by pext */
 static inline void trits_of_iq1_m(const block_iq1_m *x, block_iq1_mt *y) {
     __m256i u[QK_K / 32];
     levels_iq1_m(x, u);
     for (int v = 0; v < QK_K / 32; v++) u[v] = _mm256_and_si256(_mm256_srli_epi16(u[v], 3), _mm256_set1_epi8(3));
-    for (int h = 0; h < 2; h++) {   /* t <= 2: t << 6 stays inside its byte */
-        const __m256i lo = _mm256_or_si256(u[4 * h], _mm256_slli_epi16(u[4 * h + 1], 2));
-        const __m256i hi = _mm256_or_si256(_mm256_slli_epi16(u[4 * h + 2], 4), _mm256_slli_epi16(u[4 * h + 3], 6));
-        _mm256_storeu_si256((__m256i *)(y->t + 32 * h), _mm256_or_si256(lo, hi));
-    }
+    pack_2bit(u, y->t);
     uint64_t qh[2];
     memcpy(qh, x->qh, 16);
     y->neg = (uint32_t)(_pext_u64(qh[0], 0x8888888888888888ULL) | _pext_u64(qh[1], 0x8888888888888888ULL) << 16);
@@ -341,10 +339,6 @@ static inline uint32_t grid_values_iq1_m(const block_iq1_m *x, int8_t q[QK_K]) {
     }
     return neg;
 }
-/* a trit block's grid values t - 1 (include/qgemv/blocks.h) */
-static inline void grid_values_iq1_mt(const block_iq1_mt *x, int8_t q[QK_K]) {
-    for (int v = 0; v < QK_K; v++) q[v] = (int8_t)((x->t[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32)) & 3) - 1);
-}
 /* sum_k (2 s_k + 1) sum_{groups g of k} (8 sum_j g_j a_j + (+-1) sum_j a_j): a block's exact integer */
 static int32_t block_sumi_iq1_m(const int8_t q[QK_K], uint32_t neg, const uint8_t scales[QK_K / 32], const int8_t *aq) {
     int32_t sumi = 0;
@@ -376,11 +370,13 @@ static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *r
 }
 
 /* vec_dot_iq1_m_q8_K's arithmetic on trit blocks: the same integers, the same float steps */
-static float vec_dot_iq1_mt_q8_K(int64_t n, const block_iq1_mt *x, const block_q8_K *y) {
+static float vec_dot_iq1_mt_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_iq1_mt *x = (const block_iq1_mt *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
     float sum = 0.0f;
     for (int64_t i = 0; i < n / QK_K; i++) {
         int8_t q[QK_K];
-        grid_values_iq1_mt(&x[i], q);
+        levels_2bit_ref(x[i].t, q);   /* the grid values t - 1 */
         sum += scale_iq1_m_of(x[i].scales) * y[i].d * 0.125f * (float)block_sumi_iq1_m(q, x[i].neg, x[i].scales, y[i].qs);
     }
     return sum;
@@ -390,10 +386,10 @@ static float vec_dot_iq1_mt_q8_K(int64_t n, const block_iq1_mt *x, const block_q
 static inline void trits_of_iq1_m(const block_iq1_m *x, block_iq1_mt *y) {
     int8_t q[QK_K];
     y->neg = grid_values_iq1_m(x, q);
-    memset(y->t, 0, sizeof(y->t));
-    for (int v = 0; v < QK_K; v++) y->t[32 * (v / 128) + v % 32] |= (uint8_t)((q[v] + 1) << (2 * (v % 128 / 32)));
+    pack_2bit_ref(q, y->t);
     memcpy(y->scales, x->scales, sizeof(y->scales));
 }
+QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq1_m, iq1_mt, q8_K, QGEMV_ID_q8_K)
 
 #endif
 
@@ -406,27 +402,17 @@ static void interleave_x8_iq1_m(const void *restrict w, int64_t row_stride, int6
             trits_of_iq1_m((const block_iq1_m *)((const uint8_t *)w + r * row_stride) + b, p++);
 }
 
-/* vec_dot_tile over npanels trit panels: every row and column vec_dot_iq1_m_q8_K's bits */
+/* vec_dot_tile over npanels trit panels: a panel's 8 rows lie one after another and the panels
+ * back to back, so they are 8 npanels rows of trit blocks, panel_stride / 8 bytes apart; every
+ * row and column gets vec_dot_iq1_m_q8_K's bits */
 static void panel_tile_iq1_m(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
                              const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
                              int64_t out_stride) {
-    const int64_t nb = n / QK_K;
-    for (int64_t p = 0; p < npanels; p++)
-        for (int r = 0; r < 8; r++) {
-            const block_iq1_mt *x = (const block_iq1_mt *)((const uint8_t *)panels + p * panel_stride) + r * nb;
-            float *o = out + (8 * p + r) * out_stride;
 #if defined(QGEMV_AVX2)
-            for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_TILE_COLS_MAX) {
-                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
-                switch (ncols - c0) {
-                QGEMV_TILE_CASES_8(tile_iq1_mt, nb, x, a_, act_stride, o + c0)
-                }
-            }
+    vec_dot_tile_iq1_mt_q8_K(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride);
 #else
-            for (int64_t c = 0; c < ncols; c++)
-                o[c] = vec_dot_iq1_mt_q8_K(n, x, (const block_q8_K *)((const uint8_t *)a + c * act_stride));
+    vec_dot_tile_generic_iq1_mt_q8_K(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride);
 #endif
-        }
 }
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */

@@ -195,14 +195,6 @@ static inline float qgemv_sum_squares_256(const float *x) {
     return sum;
 }
 
-/* 256 2-bit levels -> 64 bytes: byte l of each 32 holds values l, l + 32, l + 64, l + 96 of
- * its 128 (q2_K, q3_K) */
-static inline void qgemv_pack_2bit_256(const uint8_t *restrict L, uint8_t *restrict qs) {
-    for (int j = 0; j < QK_K; j += 128)
-        for (int l = 0; l < 32; l++)
-            qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
-}
-
 /* ---------------------------------------------------------------- q2_K: x = d sc q - dmin m */
 
 /* levels for the stored scales: q = clamp(round((x + dmin m) / (d sc)), 0, 3), or the search's

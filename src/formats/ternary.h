@@ -33,11 +33,24 @@ static inline void unpack_tq1_0_ref(const block_tq1_0 *b, int8_t q[QK_K]) {
 }
 
 /* ---------------------------------------------------------------- tq2_0 */
-static inline void unpack_tq2_0_ref(const block_tq2_0 *b, int8_t q[QK_K]) {
+/* 256 values' 2-bit fields t in tq2_0's order (byte 32 h + k, bits 2 l: value 128 h + 32 l + k;
+ * q2_K's and q3_K's low bits and iq1_m's trit copy share it), read as q = t - 1 or written */
+static inline void levels_2bit_ref(const uint8_t qs[QK_K / 4], int8_t q[QK_K]) {
     for (int h = 0; h < 2; h++)
         for (int l = 0; l < 4; l++)
-            for (int k = 0; k < 32; k++) q[128 * h + 32 * l + k] = (int8_t)(((b->qs[32 * h + k] >> (2 * l)) & 3) - 1);
+            for (int k = 0; k < 32; k++) q[128 * h + 32 * l + k] = (int8_t)(((qs[32 * h + k] >> (2 * l)) & 3) - 1);
 }
+static inline void qgemv_pack_2bit_256(const uint8_t *restrict L, uint8_t *restrict qs) {   /* fields t = L */
+    for (int j = 0; j < QK_K; j += 128)
+        for (int l = 0; l < 32; l++)
+            qs[j / 4 + l] = (uint8_t)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+}
+static inline void pack_2bit_ref(const int8_t q[QK_K], uint8_t qs[QK_K / 4]) {   /* fields t = q + 1 */
+    uint8_t t[QK_K];
+    for (int v = 0; v < QK_K; v++) t[v] = (uint8_t)(q[v] + 1);
+    qgemv_pack_2bit_256(t, qs);
+}
+static inline void unpack_tq2_0_ref(const block_tq2_0 *b, int8_t q[QK_K]) { levels_2bit_ref(b->qs, q); }
 
 #if defined(QGEMV_AVX2)
 /* 3 z mod 256 per byte */
@@ -69,6 +82,16 @@ static inline void trits_tq1_0(const block_tq1_0 *b, __m256i t[8]) {
     t[5] = tq_trits_of(_mm256_permute2x128_si256(x0, x1, 0x20));
     t[6] = tq_trits_of(_mm256_permute2x128_si256(x2, x3, 0x20));
     t[7] = tq_trits_of(_mm256_blend_epi32(x4, h, 0xF0));
+}
+
+/* 256 t <= 3, 32 per vector in value order -> their 2-bit fields in tq2_0's order (t << 6 stays
+ * inside its byte) */
+static inline void pack_2bit(const __m256i t[8], uint8_t qs[QK_K / 4]) {
+    for (int h = 0; h < 2; h++) {
+        const __m256i lo = _mm256_or_si256(t[4 * h], _mm256_slli_epi16(t[4 * h + 1], 2));
+        const __m256i hi = _mm256_or_si256(_mm256_slli_epi16(t[4 * h + 2], 4), _mm256_slli_epi16(t[4 * h + 3], 6));
+        _mm256_storeu_si256((__m256i *)(qs + 32 * h), _mm256_or_si256(lo, hi));
+    }
 }
 
 /* the 256 t of a tq2_0 block, 32 per vector, in value order */
@@ -230,22 +253,13 @@ static void repack_row_tq1_0_as_tq2_0(const void *restrict src, void *restrict d
     block_tq2_0 *y = (block_tq2_0 *)dst;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
 #if defined(QGEMV_AVX2)
-        __m256i t[8];          /* t <= 2: t << 6 stays inside its byte */
+        __m256i t[8];
         trits_tq1_0(&x[ib], t);
-        for (int h = 0; h < 2; h++) {
-            const __m256i lo = _mm256_or_si256(t[4 * h], _mm256_slli_epi16(t[4 * h + 1], 2));
-            const __m256i hi = _mm256_or_si256(_mm256_slli_epi16(t[4 * h + 2], 4), _mm256_slli_epi16(t[4 * h + 3], 6));
-            _mm256_storeu_si256((__m256i *)(y[ib].qs + 32 * h), _mm256_or_si256(lo, hi));
-        }
+        pack_2bit(t, y[ib].qs);
 #else
         int8_t q[QK_K];
         unpack_tq1_0_ref(&x[ib], q);
-        for (int h = 0; h < 2; h++)
-            for (int k = 0; k < 32; k++) {
-                int byte = 0;
-                for (int l = 0; l < 4; l++) byte |= (q[128 * h + 32 * l + k] + 1) << (2 * l);
-                y[ib].qs[32 * h + k] = (uint8_t)byte;
-            }
+        pack_2bit_ref(q, y[ib].qs);
 #endif
         y[ib].d = x[ib].d;
     }
