@@ -68,13 +68,16 @@ static inline __m256i q2_0_broadcast_qs(const block_q2_0 *b) {
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)b->qs));
 }
 
-/* four vectors of int16 partial sums p0..p3 -> int32 lanes [S0 S1 S2 S3 | S0' S1' S2' S3'],
+/* four vectors of int16 partial sums p0..p3 -> int32 lanes [S0 S1 S2 S3 | S0' S1' S2' S3'] times w,
  * S_k + S_k' = the sum of p_k's lanes (each int16 lane grows at most 4x on the way) */
-static inline __m256i qgemv_sum4_i16(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
+static inline __m256i qgemv_sum4_i16_times(__m256i p0, __m256i p1, __m256i p2, __m256i p3, short w) {
     const __m256i a01 = _mm256_add_epi16(_mm256_unpacklo_epi32(p0, p1), _mm256_unpackhi_epi32(p0, p1));
     const __m256i a23 = _mm256_add_epi16(_mm256_unpacklo_epi32(p2, p3), _mm256_unpackhi_epi32(p2, p3));
     const __m256i b = _mm256_add_epi16(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
-    return _mm256_madd_epi16(b, _mm256_set1_epi16(1));
+    return _mm256_madd_epi16(b, _mm256_set1_epi16(w));
+}
+static inline __m256i qgemv_sum4_i16(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
+    return qgemv_sum4_i16_times(p0, p1, p2, p3, 1);
 }
 
 /* s8 x s8 products summed in pairs into int16 */
@@ -293,17 +296,21 @@ static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *re
 }
 
 /* ---------------------------------------------------------------- q1_0 tiles (src/tiles.h)
- * Rows x up to 4 columns: each block's signs are decoded once for all the columns, and the
- * columns' q8_0 scales are converted to float once per chunk of blocks for all the rows of the
- * tile.  Per (row, column) the float operations are vec_dot_q1_0_q8_0's, in its order (d4 =
- * d_y(k) * -d_x, one fma per block into one accumulator, one hsum), so the results are its bits. */
+ * Rows x up to 4 columns: each block's bits are decoded once for all the columns, and once per
+ * chunk of blocks, for all the rows of the tile, each column's q8_0 scales are converted to float
+ * and its sums of a_j are formed.  With the bits as 0/1 bytes u_j (-1 for a set bit, +1 else):
+ * sum_j (+-a_j) = sum_j a_j - 2 sum_j u_j a_j, one maddubs per 32 values instead of vec_dot's
+ * sign and maddubs, and each int32 lane is vec_dot's (qgemv_sum4_i16 lanes, minus the same lanes of
+ * the a_j sums).  Per (row, column) the float operations are vec_dot_q1_0_q8_0's, in its order
+ * (d4 = d_y(k) * -d_x, one fma per block into one accumulator, one hsum): the results are its bits. */
 #define Q1_0_TILE_ROWS 16
 #define Q1_0_TILE_BLOCKS 64   /* q1_0 blocks per chunk: 256 q8_0 scales per column */
 QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nrows,
                                    const uint8_t *a, int64_t act_stride, const int CB, float *out,
                                    int64_t out_stride) {
-    const __m256i ones8 = _mm256_set1_epi8(1);
+    const __m256i ones8 = _mm256_set1_epi8(1), bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
     float dy[4][4 * Q1_0_TILE_BLOCKS];
+    __m256i asum[4][Q1_0_TILE_BLOCKS];   /* qgemv_sum4_i16 lanes of sum_j a_j */
     __m256 acc[Q1_0_TILE_ROWS][4];
     for (int64_t r0 = 0; r0 < nrows; r0 += Q1_0_TILE_ROWS) {
         const int nr = (int)(nrows - r0 < Q1_0_TILE_ROWS ? nrows - r0 : Q1_0_TILE_ROWS);
@@ -313,23 +320,29 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
             const int kb = (int)(nb - b0 < Q1_0_TILE_BLOCKS ? nb - b0 : Q1_0_TILE_BLOCKS);
             for (int j = 0; j < CB; j++) {
                 const block_q8_0 *y = (const block_q8_0 *)(a + j * act_stride) + 4 * b0;
-                for (int k = 0; k < 4 * kb; k += 4)
+                for (int k = 0; k < 4 * kb; k += 4) {
                     _mm_storeu_ps(&dy[j][k], qgemv_f16x4(y[k].d, y[k + 1].d, y[k + 2].d, y[k + 3].d));
+                    __m256i p[4];
+                    for (int q = 0; q < 4; q++)
+                        p[q] = _mm256_maddubs_epi16(ones8, _mm256_loadu_si256((const __m256i *)y[k + q].qs));
+                    asum[j][k / 4] = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+                }
             }
             for (int r = 0; r < nr; r++) {
                 const block_q1_0 *x = (const block_q1_0 *)(w + (r0 + r) * row_stride) + b0;
                 __m256 accr[4];
                 for (int j = 0; j < CB; j++) accr[j] = acc[r][j];
                 for (int ib = 0; ib < kb; ib++) {
-                    __m256i sg[4];
-                    for (int k = 0; k < 4; k++) sg[k] = qgemv_bits_to_signs_32(x[ib].qs + 4 * k);
+                    __m256i u[4];   /* 0/1 bytes: bit j of the block */
+                    for (int k = 0; k < 4; k++)
+                        u[k] = _mm256_min_epu8(_mm256_and_si256(qgemv_spread_bits_32(x[ib].qs + 4 * k), bit), ones8);
                     const __m128 dneg = _mm_set1_ps(-_cvtsh_ss(x[ib].d));
                     for (int j = 0; j < CB; j++) {
                         const block_q8_0 *yb = (const block_q8_0 *)(a + j * act_stride) + 4 * (b0 + ib);
                         __m256i p[4];
                         for (int k = 0; k < 4; k++)
-                            p[k] = _mm256_maddubs_epi16(ones8, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)yb[k].qs), sg[k]));
-                        const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+                            p[k] = _mm256_maddubs_epi16(u[k], _mm256_loadu_si256((const __m256i *)yb[k].qs));
+                        const __m256i sums = _mm256_sub_epi32(asum[j][ib], qgemv_sum4_i16_times(p[0], p[1], p[2], p[3], 2));
                         const __m128 d4 = _mm_mul_ps(_mm_loadu_ps(&dy[j][4 * ib]), dneg);
                         accr[j] = _mm256_fmadd_ps(_mm256_set_m128(d4, d4), _mm256_cvtepi32_ps(sums), accr[j]);
                     }

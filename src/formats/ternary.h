@@ -102,6 +102,15 @@ static inline void trits_tq2_0(const block_tq2_0 *b, __m256i t[8]) {
         for (int l = 0; l < 4; l++) t[4 * h + l] = _mm256_and_si256(_mm256_srli_epi16(x, 2 * l), three);
     }
 }
+/* the same fields masked where they lie, for the dot: vector 4 h + l holds 4^l t (l < 3: one and
+ * each, no shift) and t (l = 3: 64 t would leave maddubs' int16); tq_block_dot_q8_K scales back */
+static inline void fields_tq2_0(const block_tq2_0 *b, __m256i f[8]) {
+    for (int h = 0; h < 2; h++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+        for (int l = 0; l < 3; l++) f[4 * h + l] = _mm256_and_si256(x, _mm256_set1_epi8((char)(3 << (2 * l))));
+        f[4 * h + 3] = _mm256_and_si256(_mm256_srli_epi16(x, 6), _mm256_set1_epi8(3));
+    }
+}
 #endif
 
 /* ---------------------------------------------------------------- the loops */
@@ -141,26 +150,29 @@ static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m2
     return _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
-/* sum_j t_j a_j - bsums of one block in 8 int32 lanes: maddubs pairs (|.| <= 2 * 3 * 127)
- * summed over the 8 vectors, minus the bsums, stay inside int16.  Only the lanes' total is
- * meaningful (the bsums do not line up with the lanes), so it is formed exactly, in integers,
- * before any float rounding: a lane alone can be far larger than the block's sum. */
-QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8_K *y) {
+/* sum_j t_j a_j - bsums of one block in 8 int32 lanes, from the 8 vectors of t (scaled = 0) or
+ * of fields_tq2_0 (scaled = 1: vectors l = 1, 2 hold 4^l t).  maddubs pairs of 32 values l and
+ * 128 + 32 l summed (|.| <= 2 * 2 * 3 * 16 * 128 < 2^15), the scaled sums brought back by
+ * arithmetic shifts of exact multiples, the four added, minus the bsums, stay inside int16.  Only
+ * the lanes' total is meaningful (the bsums do not line up with the lanes), so it is formed
+ * exactly, in integers, before any float rounding: a lane alone can be far larger than the sum. */
+QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8_K *y, const int scaled) {
     const __m256i *ay = (const __m256i *)y->qs;
-    __m256i s0 = _mm256_maddubs_epi16(t[0], _mm256_loadu_si256(ay + 0));
-    __m256i s1 = _mm256_maddubs_epi16(t[1], _mm256_loadu_si256(ay + 1));
-    for (int v = 2; v < 8; v += 2) {
-        s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(t[v], _mm256_loadu_si256(ay + v)));
-        s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(t[v + 1], _mm256_loadu_si256(ay + v + 1)));
-    }
+    __m256i p[4];
+    for (int l = 0; l < 4; l++)
+        p[l] = _mm256_add_epi16(_mm256_maddubs_epi16(t[l], _mm256_loadu_si256(ay + l)),
+                                _mm256_maddubs_epi16(t[4 + l], _mm256_loadu_si256(ay + 4 + l)));
+    const __m256i p12 = scaled ? _mm256_srai_epi16(_mm256_add_epi16(p[1], _mm256_srai_epi16(p[2], 2)), 2)
+                               : _mm256_add_epi16(p[1], p[2]);
     const __m256i bsums = _mm256_loadu_si256((const __m256i *)y->bsums);
-    return _mm256_madd_epi16(_mm256_sub_epi16(_mm256_add_epi16(s0, s1), bsums), _mm256_set1_epi16(1));
+    const __m256i s = _mm256_add_epi16(_mm256_add_epi16(p[0], p12), _mm256_sub_epi16(p[3], bsums));
+    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
 }
 
 /* one row against CB <= 4 columns: sum_b d_x d_y isum_b, four blocks per step.  Each block's
  * trits are decoded once for all the columns; per column the integer totals are exact and the
  * float work is vec_dot's, in its order, whatever CB is: the tile gives vec_dot's bits. */
-#define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
+#define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name, decode, scaled)                                 \
     QGEMV_ALWAYS_INLINE void tile_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                          int64_t act_stride, const int CB, float *out) {   \
         const block_q8_K *y[4];                                                            \
@@ -175,8 +187,8 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
             __m256i p[4][4];                                                               \
             for (int q = 0; q < 4; q++) {                                                  \
                 __m256i t[8];                                                              \
-                trits_##name(&x[ib + q], t);                                               \
-                for (int j = 0; j < CB; j++) p[j][q] = tq_block_dot_q8_K(t, &y[j][ib + q]); \
+                decode(&x[ib + q], t);                                                     \
+                for (int j = 0; j < CB; j++) p[j][q] = tq_block_dot_q8_K(t, &y[j][ib + q], scaled); \
             }                                                                              \
             const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
             for (int j = 0; j < CB; j++) {                                                 \
@@ -191,9 +203,9 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         }                                                                                  \
         for (; ib < nb; ib++) {                                                            \
             __m256i t[8];                                                                  \
-            trits_##name(&x[ib], t);                                                       \
+            decode(&x[ib], t);                                                             \
             for (int j = 0; j < CB; j++)                                                   \
-                sum[j] += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[j][ib])) * (_cvtsh_ss(x[ib].d) * y[j][ib].d); \
+                sum[j] += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[j][ib], scaled)) * (_cvtsh_ss(x[ib].d) * y[j][ib].d); \
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = sum[j];                                      \
     }                                                                                      \
@@ -211,8 +223,8 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
             __m256i p[4];                                                                  \
             for (int q = 0; q < 4; q++) {                                                  \
                 __m256i t[8];                                                              \
-                trits_##name(&x[ib + q], t);                                               \
-                p[q] = tq_block_dot_q8_K(t, &y[ib + q]);                                   \
+                decode(&x[ib + q], t);                                                     \
+                p[q] = tq_block_dot_q8_K(t, &y[ib + q], scaled);                           \
             }                                                                              \
             const __m128i isum = qgemv_totals4_i32(p[0], p[1], p[2], p[3]);                \
             const __m128 dx = qgemv_f16x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d); \
@@ -223,14 +235,14 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
         float sum = _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));                      \
         for (; ib < nb; ib++) {                                                            \
             __m256i t[8];                                                                  \
-            trits_##name(&x[ib], t);                                                       \
-            sum += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[ib])) * (_cvtsh_ss(x[ib].d) * y[ib].d); \
+            decode(&x[ib], t);                                                             \
+            sum += (float)qgemv_hsum_i32x8(tq_block_dot_q8_K(t, &y[ib], scaled)) * (_cvtsh_ss(x[ib].d) * y[ib].d); \
         }                                                                                  \
         return sum;                                                                        \
     }                                                                                      \
     QGEMV_DEFINE_TILE_BY_COLS(name, q8_K, tile_##name, QK_K, 4)
 #else
-#define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name)                                                 \
+#define QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(name, decode, scaled)                                 \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
@@ -267,8 +279,8 @@ static void repack_row_tq1_0_as_tq2_0(const void *restrict src, void *restrict d
 
 QGEMV_DEFINE_DEQUANT_ROW_TQ(tq1_0)
 QGEMV_DEFINE_DEQUANT_ROW_TQ(tq2_0)
-QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq1_0)
-QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq2_0)
+QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq1_0, trits_tq1_0, 0)
+QGEMV_DEFINE_VEC_DOT_TQ_Q8_K(tq2_0, fields_tq2_0, 1)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX2)
