@@ -41,19 +41,15 @@ static void quantize_tq1_0(const float *restrict x, void *restrict y, int64_t n,
     quantize_row_tq1_0_ref(x, y, n);
 }
 
-/* tq2_0: two bits per trit, byte m of each 32 holds values m, m + 32, m + 64, m + 96 */
+/* tq2_0: two bits per trit in tq2_0's fields (qgemv_pack_2bit_256, src/formats/ternary.h) */
 static void quantize_row_tq2_0_ref(const float *restrict x, block_tq2_0 *restrict y, int64_t n) {
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+    for (int64_t ib = 0; ib < n / QK_K; ib++, x += QK_K) {
         const float d = qgemv_absmax(x, QK_K);
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        uint8_t t[QK_K];
+        for (int j = 0; j < QK_K; j++) t[j] = (uint8_t)(qgemv_trit(x[j], id) & 3);
         y[ib].d = qgemv_fp32_to_fp16(d);
-        for (int j = 0; j < (int)sizeof(y->qs); j += 32, x += 128) {
-            for (int m = 0; m < 32; m++) {
-                unsigned q = 0;
-                for (int k = 0; k < 4; k++) q |= (unsigned)(qgemv_trit(x[m + 32 * k], id) & 3) << (2 * k);
-                y[ib].qs[j + m] = (uint8_t)q;
-            }
-        }
+        qgemv_pack_2bit_256(t, y[ib].qs);
     }
 }
 
