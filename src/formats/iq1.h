@@ -217,8 +217,8 @@ static void dequant_row_iq1_m(const void *restrict src, float *restrict dst, int
         levels_iq1_m(&x[i], u);
         const float d = scale_iq1_m(&x[i]);
         for (int ib = 0; ib < QK_K / 32; ib++)
-            iq_store_levels_32(_mm256_sub_epi8(u[ib], nine), d * (float)sub_scale_iq1_m(&x[i], 2 * ib) * 0.125f,
-                               d * (float)sub_scale_iq1_m(&x[i], 2 * ib + 1) * 0.125f, dst + QK_K * i + 32 * ib);
+            qgemv_store_levels_16x2(_mm256_sub_epi8(u[ib], nine), d * (float)sub_scale_iq1_m(&x[i], 2 * ib) * 0.125f, 0.0f,
+                                    d * (float)sub_scale_iq1_m(&x[i], 2 * ib + 1) * 0.125f, 0.0f, 0, dst + QK_K * i + 32 * ib);
     }
 }
 

@@ -229,15 +229,6 @@ static inline void grid_indices_iq3_s(const block_iq3_s *b, uint16_t ix[QK_K / 4
                                           mul, _mm256_set1_epi16(0x100)));
 }
 
-/* 32 int8 levels times d0 (values 0-15) and d1 (values 16-31): exact int -> float, one rounding */
-static inline void iq_store_levels_32(__m256i q, float d0, float d1, float *y) {
-    const __m256 vd0 = _mm256_set1_ps(d0), vd1 = _mm256_set1_ps(d1);
-    const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
-    _mm256_storeu_ps(y + 0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo)), vd0));
-    _mm256_storeu_ps(y + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8))), vd0));
-    _mm256_storeu_ps(y + 16, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi)), vd1));
-    _mm256_storeu_ps(y + 24, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8))), vd1));
-}
 
 /* the block's 16 scales 2 s + 1 as int16: lane 0 holds sub-block k's first half at k, lane 1 its
  * second half at k, so one pshufb per sub-block spreads them (iq_scales_of_sub) */
@@ -291,7 +282,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
     do {                                                                                   \
         __m256i sgn_;                                                                      \
         const __m256i mag_ = grid_##name(b, ib32, &sgn_, ix);                              \
-        iq_store_levels_32(_mm256_sign_epi8(mag_, sgn_), d0, d1, y);                       \
+        qgemv_store_levels_16x2(_mm256_sign_epi8(mag_, sgn_), d0, 0.0f, d1, 0.0f, 0, y);      \
     } while (0)
 
 /* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded

@@ -164,11 +164,13 @@ static inline void unpack_q6_K_ref(const block_q6_K *b, int8_t q[QK_K]) {
         }                                                                                  \
     }
 
-QGEMV_DEFINE_DEQUANT_ROW_K(q2_K, 16, 1)
-QGEMV_DEFINE_DEQUANT_ROW_K(q3_K, 16, 0)
 QGEMV_DEFINE_DEQUANT_ROW_K(q4_K, 32, 1)
 QGEMV_DEFINE_DEQUANT_ROW_K(q5_K, 32, 1)
+#if !defined(QGEMV_AVX2)   /* AVX2: from the products' level vectors, below */
+QGEMV_DEFINE_DEQUANT_ROW_K(q2_K, 16, 1)
+QGEMV_DEFINE_DEQUANT_ROW_K(q3_K, 16, 0)
 QGEMV_DEFINE_DEQUANT_ROW_K(q6_K, 16, 0)
+#endif
 
 /* q2_K in 8 lanes: lane k holds values 4k..4k+3 of every 32 (the AVX2 madd layout),
  * acc_k += d_y d sum sc q p, then acc_k -= d_y dmin (m_2k bsum_2k + m_2k+1 bsum_2k+1), each one
@@ -565,11 +567,23 @@ QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
 
+/* q6_K's levels u = q + 32 of the 128 values 128 h .., 32 per vector in value order: a nibble of
+ * ql below two bits of qh */
+QGEMV_ALWAYS_INLINE void qgemv_k6_levels(const block_q6_K *b, int h, __m256i u[4]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+    u[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45));
+    u[1] = _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45));
+    u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hb, bits45));
+    u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
+}
+
 /* q6_K (levels stored as u = q + 32 in [0, 63], the offset taken out through the bsums) against
  * up to 4 columns: levels and scale vectors decoded once, each column in its own lanes */
 QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     const block_q8_K *y[4];
     __m256 acc[4];
     qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
@@ -584,15 +598,8 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
             sum1[j] = _mm256_setzero_si256();
         }
         for (int h = 0; h < 2; h++) {
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h));
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(x[ib].ql + 64 * h + 32));
-            const __m256i hb = _mm256_loadu_si256((const __m256i *)(x[ib].qh + 32 * h));
-            const __m256i u[4] = {
-                _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45)),
-                _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hb, bits45)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45))};
+            __m256i u[4];
+            qgemv_k6_levels(&x[ib], h, u);
             for (int k = 0; k < 4; k++) {
                 const __m256i s = qgemv_k_scale_pair(sc, 4 * h + k);
                 for (int j = 0; j < CB; j++) {
@@ -610,6 +617,59 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
 }
 /* vec_dot is the one-column case (the lanes of the portable vec_dot above) */
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q6_K, q8_K, tile_k6, QK_K, 4)
+
+/* dequantize q2_K, q3_K, q6_K from the products' level vectors, 32 values at a time: x = dl q
+ * (- ml), dl = d sc_s and ml = dmin m_s as the portable loops form them (ggml's roundings), where
+ * those loops unpacked the levels value by value (q4_K and q5_K keep them: their nibbles
+ * vectorize as they stand) */
+static void dequant_row_q2_K(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_q2_K *x = (const block_q2_K *)src;
+    for (int64_t ib = 0; ib < n / QK_K; ib++, dst += QK_K) {
+        const float d = scale_q2_K(&x[ib]), dmin = min_q2_K(&x[ib]);
+        const uint8_t *sc = x[ib].scales;   /* sub-block s: scale sc & 15, minimum sc >> 4 */
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            for (int m = 0; m < 4; m++) {
+                const int s = 8 * h + 2 * m;
+                qgemv_store_levels_16x2(qgemv_k_low2(bits, m), d * (float)(sc[s] & 15), -(dmin * (float)(sc[s] >> 4)),
+                                        d * (float)(sc[s + 1] & 15), -(dmin * (float)(sc[s + 1] >> 4)), 1,
+                                        dst + 128 * h + 32 * m);
+            }
+        }
+    }
+}
+static void dequant_row_q3_K(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_q3_K *x = (const block_q3_K *)src;
+    const __m256i four = _mm256_set1_epi8(4);
+    for (int64_t ib = 0; ib < n / QK_K; ib++, dst += QK_K) {
+        int8_t sc[16];
+        _mm_storeu_si128((__m128i *)sc, qgemv_k3_scales(x[ib].scales));
+        const float d = scale_q3_K(&x[ib]);
+        const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
+        for (int h = 0; h < 2; h++) {
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
+            for (int k = 4 * h; k < 4 * h + 4; k++)
+                qgemv_store_levels_16x2(_mm256_sub_epi8(qgemv_k3_levels(bits, hbits, k), four), d * (float)sc[2 * k], 0.0f,
+                                        d * (float)sc[2 * k + 1], 0.0f, 0, dst + 32 * k);
+        }
+    }
+}
+static void dequant_row_q6_K(const void *restrict src, float *restrict dst, int64_t n) {
+    const block_q6_K *x = (const block_q6_K *)src;
+    const __m256i offset = _mm256_set1_epi8(32);
+    for (int64_t ib = 0; ib < n / QK_K; ib++, dst += QK_K) {
+        const float d = scale_q6_K(&x[ib]);
+        for (int h = 0; h < 2; h++) {
+            __m256i u[4];
+            qgemv_k6_levels(&x[ib], h, u);
+            for (int k = 0; k < 4; k++) {
+                const int s = 8 * h + 2 * k;
+                qgemv_store_levels_16x2(_mm256_sub_epi8(u[k], offset), d * (float)x[ib].scales[s], 0.0f,
+                                        d * (float)x[ib].scales[s + 1], 0.0f, 0, dst + 128 * h + 32 * k);
+            }
+        }
+    }
+}
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_KQUANTS(X) X(q2_K, q8_K) X(q3_K, q8_K) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)

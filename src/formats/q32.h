@@ -128,15 +128,20 @@ QGEMV_DEFINE_DOT_REF_32(iq4_nl)
 QGEMV_DEFINE_DOT_REF_32(mxfp4)
 
 #if defined(QGEMV_AVX2)
-/* 32 int8 levels times d (plus m): exact int -> float, then one rounding, as the portable path */
-static inline void qgemv_store_levels_32(__m256i q, float d, float m, int has_min, float *y) {
-    const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
+/* 32 int8 levels times d0 (values 0-15) and d1 (values 16-31), plus m0 / m1 where has_min:
+ * exact int -> float, then the portable path's roundings (the product, then the sum; a format
+ * that subtracts its minimum passes it negated, a - b being a + (-b) exactly) */
+static inline void qgemv_store_levels_16x2(__m256i q, float d0, float m0, float d1, float m1, int has_min, float *y) {
     const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
     const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
     for (int k = 0; k < 4; k++) {
-        const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[k])), vd);
-        _mm256_storeu_ps(y + 8 * k, has_min ? _mm256_add_ps(v, vm) : v);
+        const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[k])), _mm256_set1_ps(k < 2 ? d0 : d1));
+        _mm256_storeu_ps(y + 8 * k, has_min ? _mm256_add_ps(v, _mm256_set1_ps(k < 2 ? m0 : m1)) : v);
     }
+}
+/* the same with one scale (and minimum) for the 32 */
+static inline void qgemv_store_levels_32(__m256i q, float d, float m, int has_min, float *y) {
+    qgemv_store_levels_16x2(q, d, m, d, m, has_min, y);
 }
 #define QGEMV_DEQUANT_BLOCK_32(name, b, d, m, has_min, y) qgemv_store_levels_32(unpack_##name(b), d, m, has_min, y)
 #else
