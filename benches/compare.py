@@ -271,7 +271,7 @@ def chart(rows, bandwidth, path: Path) -> str | None:
                label="ggml (best of plain / repacked)")
         ax.axhline(bandwidth[key[3]], color="k", ls="--", lw=1,
                    label=f"read bandwidth, {key[3]} thread{'s' if key[3] > 1 else ''} ({bandwidth[key[3]]:.1f} GB/s)")
-        ax.set_xticks(pos, names)
+        ax.set_xticks(pos, names, rotation=60, ha="right", fontsize=8)   # 29 names: upright they overlap
         ax.set_ylabel("GB/s of weight bytes")
         ax.set_title(title)
         ax.legend(fontsize=8, loc="upper right")
