@@ -298,10 +298,10 @@ static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *re
 /* ---------------------------------------------------------------- q1_0 tiles (src/tiles.h)
  * Rows x up to 4 columns: each block's bits are decoded once for all the columns, and once per
  * chunk of blocks, for all the rows of the tile, each column's q8_0 scales are converted to float
- * and its sums of a_j are formed.  With the bits as 0/1 bytes u_j (-1 for a set bit, +1 else):
- * sum_j (+-a_j) = sum_j a_j - 2 sum_j u_j a_j, one maddubs per 32 values instead of vec_dot's
- * sign and maddubs, and each int32 lane is vec_dot's (qgemv_sum4_i16 lanes, minus the same lanes of
- * the a_j sums).  Per (row, column) the float operations are vec_dot_q1_0_q8_0's, in its order
+ * and its sums of a_j are formed.  With u_j the bits as 0/1 bytes, the signs are 1 - 2 u_j (-1
+ * for a set bit): sum_j (1 - 2 u_j) a_j = sum_j a_j - 2 sum_j u_j a_j, one maddubs per 32 values
+ * instead of vec_dot's sign and maddubs, and each int32 lane is vec_dot's (the a_j sums in
+ * qgemv_sum4_i16's lanes, minus twice the u_j a_j sums in the same lanes).  Per (row, column) the float operations are vec_dot_q1_0_q8_0's, in its order
  * (d4 = d_y(k) * -d_x, one fma per block into one accumulator, one hsum): the results are its bits. */
 #define Q1_0_TILE_ROWS 16
 #define Q1_0_TILE_BLOCKS 64   /* q1_0 blocks per chunk: 256 q8_0 scales per column */

@@ -208,7 +208,8 @@ static inline void levels_iq1_m(const block_iq1_m *x, __m256i u[QK_K / 32]) {
 
 /* y = dl (g + delta) = (dl / 8) (u - 9): u - 9 = 8 (g + delta) is exact in int8 and dl / 8 in
  * float, so the one rounding, of the product, is the portable path's and ggml's; 32 values per
- * levels vector instead of a scalar scale, sign and grid index per 8 (1.2 -> 0.4 ns per value) */
+ * levels vector instead of a scalar scale, sign and grid index per 8 (4096 x 4096, 1 thread:
+ * 20.0 -> 10.1 ms) */
 static void dequant_row_iq1_m(const void *restrict src, float *restrict dst, int64_t n) {
     const block_iq1_m *x = (const block_iq1_m *)src;
     const __m256i nine = _mm256_set1_epi8(9);

@@ -229,7 +229,6 @@ static inline void grid_indices_iq3_s(const block_iq3_s *b, uint16_t ix[QK_K / 4
                                           mul, _mm256_set1_epi16(0x100)));
 }
 
-
 /* the block's 16 scales 2 s + 1 as int16: lane 0 holds sub-block k's first half at k, lane 1 its
  * second half at k, so one pshufb per sub-block spreads them (iq_scales_of_sub) */
 static inline __m256i iq_scales16_per32(__m128i v) {   /* one s per 32 values, bytes 0-7 of v */
@@ -282,7 +281,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
     do {                                                                                   \
         __m256i sgn_;                                                                      \
         const __m256i mag_ = grid_##name(b, ib32, &sgn_, ix);                              \
-        qgemv_store_levels_16x2(_mm256_sign_epi8(mag_, sgn_), d0, 0.0f, d1, 0.0f, 0, y);      \
+        qgemv_store_levels_16x2(_mm256_sign_epi8(mag_, sgn_), d0, 0.0f, d1, 0.0f, 0, y);   \
     } while (0)
 
 /* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded
