@@ -25,6 +25,10 @@ panel_type_size  bytes of one row's block in those panels (0: type_size, the pan
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
               its products follow ggml's repacked arithmetic, on any layout (src/formats/q32_x8.h);
               those of the other formats follow ggml's vec_dot (q32_pairs.h for their panels).
+gemv_tiles    a single column streaming from memory (no panels) reads its rows through the format's
+              tile, several rows per pass (src/tiles.h), rather than row after row through vec_dot:
+              the ggml_repack formats (their vec_dot is one fma chain per row) and nvfp4 (its tile
+              converts a column's scales once for 16 rows).
 repack_as     the format whose layout ``m @ x`` rewrites the matrix into once (the same levels and
               scales, so the same results, from a layout that decodes faster: tq1_0's base-3
               trits become tq2_0's 2-bit fields, 22% more bytes, twice the speed); None: none.
@@ -51,6 +55,7 @@ class Format(NamedTuple):
     gguf_py: bool = True
     interleave: int = 0
     ggml_repack: bool = False
+    gemv_tiles: bool = False
     repack_as: str | None = None
     panel_type_size: int = 0
 
@@ -101,7 +106,7 @@ QK_K = 256
 FORMATS: tuple[Format, ...] = (
     _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}),
     _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}),
-    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True),
+    _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
     _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
     _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
@@ -117,7 +122,7 @@ FORMATS: tuple[Format, ...] = (
     _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
     _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD | {_Q}),
     _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
-    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True),
+    _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q}),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}),
     _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
@@ -132,8 +137,8 @@ FORMATS: tuple[Format, ...] = (
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q},
        repack_as="tq2_0"),
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}),
-    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True),
-    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}),
+    _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
+    _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}, gemv_tiles=True),
     _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
     _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
 )

@@ -323,13 +323,15 @@ class QMatrix:
             if panels is not None:
                 _kernels.matmul_panels(isa, fmt.id, panels, fmt.panel_row_nbytes(cols), self._data, self._row_nbytes,
                                        cols, xq, out2, n)
-            elif batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.ggml_repack:
+            elif batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.gemv_tiles:
                 # A single column streaming from memory reads fastest one row after another (one
                 # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
                 # per family, between that and several rows per pass (src/tiles.h).  Not so the
-                # ggml_repack formats without panels: their vec_dot is one fma chain per row, and
-                # their tile's 8 rows in lanes stream faster (14336 x 4096, 2 threads: q4_0 3.8 ->
-                # 3.1 ms, iq4_nl 3.8 -> 3.3, mxfp4 5.5 -> 3.7; src/formats/q32_x8.h).
+                # table's gemv_tiles formats: the ggml_repack ones without panels, whose vec_dot is
+                # one fma chain per row and whose tile's 8 rows in lanes stream faster (14336 x
+                # 4096, 2 threads: q4_0 3.8 -> 3.1 ms, iq4_nl 3.8 -> 3.3, mxfp4 5.5 -> 3.7;
+                # src/formats/q32_x8.h), and nvfp4, whose tile converts a column's scales once
+                # for 16 rows (src/formats/fp4_bits.h).
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
                 _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)

@@ -81,10 +81,14 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
     case 7: kernel(nb, x, a_, s, 7, o); break;                                              \
     default: kernel(nb, x, a_, s, 8, o); break;
 #define QGEMV_DEFINE_TILE_BY_COLS(name, act, kernel, block_values, cols)                      \
+    QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, QGEMV_TILE_ONE_COLUMN)
+/* the same with the format's own one-column statement (one_column: QGEMV_TILE_ONE_COLUMN's
+ * arguments, returning when it handled the call) */
+#define QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, one_column)     \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
-        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
+        one_column(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         for (int64_t r = 0; r < nrows; r++) {                                               \
             const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                \

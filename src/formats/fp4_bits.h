@@ -271,7 +271,68 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
     return sum;
 }
 
-QGEMV_DEFINE_TILE_BY_COLS(nvfp4, q8_0, tile_nvfp4, QK_NVFP4, 4)
+/* GEMV over rows of nvfp4 (the tile's one-column case): per row, vec_dot's operations in its
+ * order, so its bits; the column's q8_0 scales become vec_dot's dy vectors once per chunk of
+ * NVFP4_GEMV_PAIRS block pairs for NVFP4_GEMV_ROWS rows, instead of once per row (a fifth of a
+ * pair's work: 512 x 4096 in L2, 1 thread, 0.166 -> 0.131 ms; 4096 rows 1.48 -> 1.27 ms) */
+#define NVFP4_GEMV_ROWS 16
+#define NVFP4_GEMV_PAIRS 64   /* 2 KB of dy vectors */
+static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int64_t nrows, const block_q8_0 *y,
+                            float *out, int64_t out_stride) {
+    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i dy_order = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    const int64_t nb = n / QK_NVFP4, npairs = nb / 2;
+    __m256 dyv[NVFP4_GEMV_PAIRS];
+    for (int64_t r0 = 0; r0 < nrows; r0 += NVFP4_GEMV_ROWS) {
+        const int nr = (int)(nrows - r0 < NVFP4_GEMV_ROWS ? nrows - r0 : NVFP4_GEMV_ROWS);
+        __m256 acc[NVFP4_GEMV_ROWS];
+        for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();
+        for (int64_t p0 = 0; p0 < npairs; p0 += NVFP4_GEMV_PAIRS) {
+            const int kp = (int)(npairs - p0 < NVFP4_GEMV_PAIRS ? npairs - p0 : NVFP4_GEMV_PAIRS);
+            for (int k = 0; k < kp; k++) {
+                const block_q8_0 *yb = y + 4 * (p0 + k);
+                dyv[k] = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(qgemv_f16x4(yb[0].d, yb[2].d, yb[1].d, yb[3].d)), dy_order);
+            }
+            for (int r = 0; r < nr; r++) {
+                const block_nvfp4 *x = (const block_nvfp4 *)(w + (r0 + r) * row_stride) + 2 * p0;
+                const block_q8_0 *yr = y + 4 * p0;
+                __m256 a = acc[r];
+                for (int k = 0; k < kp; k++) {
+                    QGEMV_PREFETCH_STREAM(&x[2 * k], 2 * sizeof(x[0]));
+                    __m256i k02[2], k13[2], p[4];
+                    for (int h = 0; h < 2; h++) {
+                        levels_nvfp4(&x[2 * k + h], &k02[h], &k13[h]);
+                        const __m256i y0 = _mm256_loadu_si256((const __m256i *)yr[4 * k + 2 * h].qs);
+                        const __m256i y1 = _mm256_loadu_si256((const __m256i *)yr[4 * k + 2 * h + 1].qs);
+                        p[2 * h] = qgemv_dot_s8s8_i16x16(k02[h], _mm256_permute2x128_si256(y0, y1, 0x20));
+                        p[2 * h + 1] = qgemv_dot_s8s8_i16x16(k13[h], _mm256_permute2x128_si256(y0, y1, 0x31));
+                    }
+                    const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+                    uint32_t d0, d1;
+                    memcpy(&d0, x[2 * k].d, 4);
+                    memcpy(&d1, x[2 * k + 1].d, 4);
+                    const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
+                    const __m256 dx = qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
+                    a = _mm256_fmadd_ps(_mm256_mul_ps(dx, dyv[k]), _mm256_cvtepi32_ps(sums), a);
+                }
+                acc[r] = a;
+            }
+        }
+        for (int r = 0; r < nr; r++) {
+            float sum = qgemv_hsum_f32x8(acc[r]);
+            const block_nvfp4 *x = (const block_nvfp4 *)(w + (r0 + r) * row_stride);
+            for (int64_t ib = 2 * npairs; ib < nb; ib++) sum += block_dot_nvfp4_q8_0_ref(&x[ib], &y[2 * ib]);
+            out[(r0 + r) * out_stride] = sum;
+        }
+    }
+}
+/* the tile: one column through gemv_rows_nvfp4, more through tile_nvfp4, 4 columns at a time */
+#define NVFP4_ONE_COLUMN(vec_dot, n, w, row_stride, nrows, a, ncols, out, out_stride)        \
+    if ((ncols) == 1) {                                                                     \
+        gemv_rows_nvfp4((n), (const uint8_t *)(w), (row_stride), (nrows), (const block_q8_0 *)(a), (out), (out_stride)); \
+        return;                                                                             \
+    }
+QGEMV_DEFINE_TILE_BY_COLS_WITH(nvfp4, q8_0, tile_nvfp4, QK_NVFP4, 4, NVFP4_ONE_COLUMN)
 
 /* sum_b d_x sum_k d_y(k) sum_j (+-a_j); the signs come negated (-1 for a set bit), so the
  * scale does too */
