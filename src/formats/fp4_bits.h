@@ -184,15 +184,42 @@ static inline float block_dot_q2_0_q8_0_ref(const block_q2_0 *x, const block_q8_
 }
 
 #if defined(QGEMV_AVX2)
+/* one block pair x[0], x[1] against its four q8_0 blocks y[0..3]: the 8 sub-blocks' integer sums
+ * in lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3], and the pair's E4M3 scales in the same
+ * lanes (*dx, pair_dx_nvfp4) */
+static inline __m256 pair_dx_nvfp4(const block_nvfp4 *x) {
+    /* scale bytes [b0 d0 d1 d2 d3 b1 d0 d1 d2 d3] -> [b0d0 b0d1 b1d0 b1d1 | b0d2 b0d3 b1d2 b1d3] */
+    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+    uint32_t d0, d1;
+    memcpy(&d0, x[0].d, 4);
+    memcpy(&d1, x[1].d, 4);
+    const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
+    return qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
+}
+QGEMV_ALWAYS_INLINE __m256i pair_sums_nvfp4(const block_nvfp4 *x, const block_q8_0 *y, __m256 *dx) {
+    __m256i k02[2], k13[2], p[4];
+    for (int h = 0; h < 2; h++) {
+        levels_nvfp4(&x[h], &k02[h], &k13[h]);
+        const __m256i y0 = _mm256_loadu_si256((const __m256i *)y[2 * h].qs);
+        const __m256i y1 = _mm256_loadu_si256((const __m256i *)y[2 * h + 1].qs);
+        p[2 * h] = qgemv_dot_s8s8_i16x16(k02[h], _mm256_permute2x128_si256(y0, y1, 0x20));
+        p[2 * h + 1] = qgemv_dot_s8s8_i16x16(k13[h], _mm256_permute2x128_si256(y0, y1, 0x31));
+    }
+    *dx = pair_dx_nvfp4(x);
+    return qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
+}
+/* the four q8_0 scales of a block pair in those lanes: b0 (s0 s1), b1 (s0 s1), b0 (s2 s3), b1 (s2 s3) */
+static inline __m256 pair_dy_nvfp4(const block_q8_0 *y) {
+    const __m128 dy4 = qgemv_f16x4(y[0].d, y[2].d, y[1].d, y[3].d);
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dy4), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+}
+
 /* one row against CB <= 4 columns: sum_b sum_s d_s d_y(s) sum_j q_j a_j, two nvfp4 blocks (four
  * q8_0 blocks) per step.  The levels (as magnitudes and signs) and the E4M3 scales of each block
  * pair are decoded once for all the columns; per column the integer sums are exact and the float
  * work is vec_dot's, in its order, whatever CB is: the tile gives vec_dot's bits. */
 QGEMV_ALWAYS_INLINE void tile_nvfp4(int64_t nb, const block_nvfp4 *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
-    /* scale bytes [b0 d0 d1 d2 d3 b1 d0 d1 d2 d3] -> [b0d0 b0d1 b1d0 b1d1 | b0d2 b0d3 b1d2 b1d3] */
-    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i dy_order = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     const block_q8_0 *y[4];
     __m256 acc[4];
     float sum[4];
@@ -206,11 +233,7 @@ QGEMV_ALWAYS_INLINE void tile_nvfp4(int64_t nb, const block_nvfp4 *x, const uint
         levels_nvfp4(&x[ib], &k[0], &k[1]);
         levels_nvfp4(&x[ib + 1], &k[2], &k[3]);
         for (int v = 0; v < 4; v++) mag[v] = _mm256_sign_epi8(k[v], k[v]);
-        uint32_t d0, d1;
-        memcpy(&d0, x[ib].d, 4);
-        memcpy(&d1, x[ib + 1].d, 4);
-        const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
-        const __m256 dx = qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
+        const __m256 dx = pair_dx_nvfp4(&x[ib]);
         for (int j = 0; j < CB; j++) {
             const block_q8_0 *yb = &y[j][2 * ib];
             __m256i p[4];
@@ -222,10 +245,7 @@ QGEMV_ALWAYS_INLINE void tile_nvfp4(int64_t nb, const block_nvfp4 *x, const uint
             }
             /* lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3] */
             const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
-            /* q8_0 scales of b0 (s0 s1), b1 (s0 s1), b0 (s2 s3), b1 (s2 s3) */
-            const __m128 dy4 = qgemv_f16x4(yb[0].d, yb[2].d, yb[1].d, yb[3].d);
-            const __m256 dy = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dy4), dy_order);
-            acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(sums), acc[j]);
+            acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(dx, pair_dy_nvfp4(yb)), _mm256_cvtepi32_ps(sums), acc[j]);
         }
     }
     for (int j = 0; j < CB; j++) sum[j] = qgemv_hsum_f32x8(acc[j]);
@@ -233,38 +253,19 @@ QGEMV_ALWAYS_INLINE void tile_nvfp4(int64_t nb, const block_nvfp4 *x, const uint
         for (int j = 0; j < CB; j++) sum[j] += block_dot_nvfp4_q8_0_ref(&x[ib], &y[j][2 * ib]);
     for (int j = 0; j < CB; j++) out[j] = sum[j];
 }
-/* vec_dot: the tile's arithmetic for one column, written for batch-1 speed (the one-column tile
- * is a few per cent slower) */
+/* vec_dot: the tile's arithmetic for one column, a block pair at a time (tile_nvfp4 above decodes
+ * a pair once for its columns) */
 static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
     const block_nvfp4 *x = (const block_nvfp4 *)w;
     const block_q8_0 *y = (const block_q8_0 *)a;
     const int64_t nb = n / QK_NVFP4;
-    /* scale bytes [b0 d0 d1 d2 d3 b1 d0 d1 d2 d3] -> [b0d0 b0d1 b1d0 b1d1 | b0d2 b0d3 b1d2 b1d3] */
-    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i dy_order = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     __m256 acc = _mm256_setzero_ps();
     int64_t ib = 0;
     for (; ib + 2 <= nb; ib += 2) {
         QGEMV_PREFETCH_STREAM(&x[ib], 2 * sizeof(x[0]));
-        __m256i k02[2], k13[2], p[4];
-        for (int h = 0; h < 2; h++) {
-            levels_nvfp4(&x[ib + h], &k02[h], &k13[h]);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)y[2 * (ib + h)].qs);
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)y[2 * (ib + h) + 1].qs);
-            p[2 * h] = qgemv_dot_s8s8_i16x16(k02[h], _mm256_permute2x128_si256(y0, y1, 0x20));
-            p[2 * h + 1] = qgemv_dot_s8s8_i16x16(k13[h], _mm256_permute2x128_si256(y0, y1, 0x31));
-        }
-        /* lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3] */
-        const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
-        uint32_t d0, d1;
-        memcpy(&d0, x[ib].d, 4);
-        memcpy(&d1, x[ib + 1].d, 4);
-        const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
-        const __m256 dx = qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
-        /* q8_0 scales of b0 (s0 s1), b1 (s0 s1), b0 (s2 s3), b1 (s2 s3) */
-        const __m128 dy4 = qgemv_f16x4(y[2 * ib].d, y[2 * ib + 2].d, y[2 * ib + 1].d, y[2 * ib + 3].d);
-        const __m256 dy = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(dy4), dy_order);
-        acc = _mm256_fmadd_ps(_mm256_mul_ps(dx, dy), _mm256_cvtepi32_ps(sums), acc);
+        __m256 dx;
+        const __m256i sums = pair_sums_nvfp4(&x[ib], &y[2 * ib], &dx);
+        acc = _mm256_fmadd_ps(_mm256_mul_ps(dx, pair_dy_nvfp4(&y[2 * ib])), _mm256_cvtepi32_ps(sums), acc);
     }
     float sum = qgemv_hsum_f32x8(acc);
     for (; ib < nb; ib++) sum += block_dot_nvfp4_q8_0_ref(&x[ib], &y[2 * ib]);
@@ -279,8 +280,6 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
 #define NVFP4_GEMV_PAIRS 64   /* 2 KB of dy vectors */
 static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int64_t nrows, const block_q8_0 *y,
                             float *out, int64_t out_stride) {
-    const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i dy_order = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
     const int64_t nb = n / QK_NVFP4, npairs = nb / 2;
     __m256 dyv[NVFP4_GEMV_PAIRS];
     for (int64_t r0 = 0; r0 < nrows; r0 += NVFP4_GEMV_ROWS) {
@@ -289,30 +288,15 @@ static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int
         for (int r = 0; r < nr; r++) acc[r] = _mm256_setzero_ps();
         for (int64_t p0 = 0; p0 < npairs; p0 += NVFP4_GEMV_PAIRS) {
             const int kp = (int)(npairs - p0 < NVFP4_GEMV_PAIRS ? npairs - p0 : NVFP4_GEMV_PAIRS);
-            for (int k = 0; k < kp; k++) {
-                const block_q8_0 *yb = y + 4 * (p0 + k);
-                dyv[k] = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(qgemv_f16x4(yb[0].d, yb[2].d, yb[1].d, yb[3].d)), dy_order);
-            }
+            for (int k = 0; k < kp; k++) dyv[k] = pair_dy_nvfp4(y + 4 * (p0 + k));
             for (int r = 0; r < nr; r++) {
                 const block_nvfp4 *x = (const block_nvfp4 *)(w + (r0 + r) * row_stride) + 2 * p0;
                 const block_q8_0 *yr = y + 4 * p0;
                 __m256 a = acc[r];
                 for (int k = 0; k < kp; k++) {
                     QGEMV_PREFETCH_STREAM(&x[2 * k], 2 * sizeof(x[0]));
-                    __m256i k02[2], k13[2], p[4];
-                    for (int h = 0; h < 2; h++) {
-                        levels_nvfp4(&x[2 * k + h], &k02[h], &k13[h]);
-                        const __m256i y0 = _mm256_loadu_si256((const __m256i *)yr[4 * k + 2 * h].qs);
-                        const __m256i y1 = _mm256_loadu_si256((const __m256i *)yr[4 * k + 2 * h + 1].qs);
-                        p[2 * h] = qgemv_dot_s8s8_i16x16(k02[h], _mm256_permute2x128_si256(y0, y1, 0x20));
-                        p[2 * h + 1] = qgemv_dot_s8s8_i16x16(k13[h], _mm256_permute2x128_si256(y0, y1, 0x31));
-                    }
-                    const __m256i sums = qgemv_sum4_i16(p[0], p[1], p[2], p[3]);
-                    uint32_t d0, d1;
-                    memcpy(&d0, x[2 * k].d, 4);
-                    memcpy(&d1, x[2 * k + 1].d, 4);
-                    const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
-                    const __m256 dx = qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
+                    __m256 dx;
+                    const __m256i sums = pair_sums_nvfp4(&x[2 * k], yr + 4 * k, &dx);
                     a = _mm256_fmadd_ps(_mm256_mul_ps(dx, dyv[k]), _mm256_cvtepi32_ps(sums), a);
                 }
                 acc[r] = a;
@@ -326,6 +310,7 @@ static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int
         }
     }
 }
+
 /* the tile: one column through gemv_rows_nvfp4, more through tile_nvfp4, 4 columns at a time */
 #define NVFP4_ONE_COLUMN(vec_dot, n, w, row_stride, nrows, a, ncols, out, out_stride)        \
     if ((ncols) == 1) {                                                                     \
@@ -459,6 +444,8 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
     return sum;
 }
 #else
+/* vec_dot: the tile's arithmetic for one column, a block pair at a time (tile_nvfp4 above decodes
+ * a pair once for its columns) */
 static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
     const block_nvfp4 *x = (const block_nvfp4 *)w;
     const block_q8_0 *y = (const block_q8_0 *)a;
