@@ -184,9 +184,7 @@ static inline float block_dot_q2_0_q8_0_ref(const block_q2_0 *x, const block_q8_
 }
 
 #if defined(QGEMV_AVX2)
-/* one block pair x[0], x[1] against its four q8_0 blocks y[0..3]: the 8 sub-blocks' integer sums
- * in lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3], and the pair's E4M3 scales in the same
- * lanes (*dx, pair_dx_nvfp4) */
+/* the E4M3 scales of a block pair x[0], x[1] in lanes [b0s0 b0s1 b1s0 b1s1 | b0s2 b0s3 b1s2 b1s3] */
 static inline __m256 pair_dx_nvfp4(const block_nvfp4 *x) {
     /* scale bytes [b0 d0 d1 d2 d3 b1 d0 d1 d2 d3] -> [b0d0 b0d1 b1d0 b1d1 | b0d2 b0d3 b1d2 b1d3] */
     const __m128i scale_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -196,6 +194,8 @@ static inline __m256 pair_dx_nvfp4(const block_nvfp4 *x) {
     const __m128i d8 = _mm_shuffle_epi8(_mm_set_epi32(0, 0, (int)d1, (int)d0), scale_order);
     return qgemv_ue4m3x8_to_fp32_half(_mm256_cvtepu8_epi32(d8));
 }
+/* the block pair against its four q8_0 blocks y[0..3]: the 8 sub-blocks' integer sums in those
+ * lanes, and the pair's scales (*dx) */
 QGEMV_ALWAYS_INLINE __m256i pair_sums_nvfp4(const block_nvfp4 *x, const block_q8_0 *y, __m256 *dx) {
     __m256i k02[2], k13[2], p[4];
     for (int h = 0; h < 2; h++) {
