@@ -40,7 +40,6 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_repack_row_fn repack_row[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
-        void (*copy_stream_f32)(const float *src, float *dst, int64_t n) noexcept nogil
         int (*quantize_prepare)(int qtype) noexcept nogil
         const qgemv_grid8 *(*grid8)(int grid) noexcept nogil
 

@@ -13,7 +13,6 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
 # a single column times a matrix larger than this streams it from DRAM (about half this machine's
 # L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md).
-# A dequantized output larger than this is written with streaming stores.
 STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
@@ -237,9 +236,7 @@ class QMatrix:
         out = _check_out(out, (rows, cols), self.qtype)
         if out.size:
             n = _threads.resolve(n_threads, self.nbytes, rows)
-            # far larger than the caches: decode each row in cache, write it out streaming
-            scratch = np.empty((n, cols), np.float32) if out.nbytes > STREAMING_BYTES else None
-            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n, scratch)
+            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n)
         return out
 
     def dequantize_rows(self, ids, out: np.ndarray | None = None, n_threads: int | None = None) -> np.ndarray:

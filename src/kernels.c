@@ -98,7 +98,6 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
-    .copy_stream_f32 = copy_stream_f32,
     .quantize_prepare = qgemv_quantize_prepare,
     .grid8 = qgemv_grid8_get,
 };

@@ -71,7 +71,6 @@ typedef struct {
     qgemv_repack_row_fn repack_row[QGEMV_N_TYPES];      /* NULL: no repack_as format */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
-    void (*copy_stream_f32)(const float *src, float *dst, int64_t n);   /* dst = src, streaming stores */
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;
      * call with the GIL held, before the prange */
     int (*quantize_prepare)(int qtype);

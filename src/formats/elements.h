@@ -14,21 +14,6 @@ static void dequant_row_f32(const void *restrict src, float *restrict dst, int64
     memcpy(dst, src, (size_t)n * sizeof(float));
 }
 
-/* dst = src with non-temporal stores from dst's first 32-byte boundary: a destination far
- * larger than the caches is then written without each line being read in first (a third of
- * the memory traffic of plain stores); the fence orders them before whatever reads dst next */
-static void copy_stream_f32(const float *restrict src, float *restrict dst, int64_t n) {
-#if defined(QGEMV_AVX2)
-    int64_t i = 0;
-    for (; i < n && ((uintptr_t)(dst + i) & 31); i++) dst[i] = src[i];
-    for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
-    for (; i < n; i++) dst[i] = src[i];
-    _mm_sfence();
-#else
-    memcpy(dst, src, (size_t)n * sizeof(float));
-#endif
-}
-
 static void dequant_row_f16(const void *restrict src, float *restrict dst, int64_t n) {
     const uint16_t *x = (const uint16_t *)src;
     int64_t i = 0;
