@@ -44,45 +44,95 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
 /* ---------------------------------------------------------------- dot products */
 
 #if defined(QGEMV_AVX2)
-/* The float formats' SIMD dot, over the first nv = n / 64 * 64 values (a scalar tail after):
- * accumulator h sums half h of them (values h nv/2 .. (h + 1) nv/2 - 1), 16 a step in two
- * fmas, half16(p, 0) then half16(p, 1), and the sum is hsum(acc0 + acc1).  half16(p, j) is
- * values p[8 j .. 8 j + 7] for f32 and f16, and for bf16 the even (j = 0) or odd values of
- * p[0..16), which one load widens with a shift or a mask and no shuffle.  Two chains (two
- * read streams) keep a row at memory speed; splitting the row by halves, not by alternate
- * vectors, lets a tile keep one accumulator per (row, column) and half after half run
- * vec_dot's fmas in vec_dot's order, in blocks of 4 rows x 3 columns (below).  nv is a
- * multiple of 64 so that each half is whole 64-byte lines of 16-bit values (the tile's loop). */
-#define QGEMV_DOT_FLOAT_HALVES(T, half16, x, y)                                            \
+/* The float formats' SIMD dot, over the first nv = n / 64 * 64 values (a scalar tail after),
+ * 2 L values a step in two fmas, part(p, 0) into acc0 and part(p, 1) into acc1, and the sum is
+ * hsum(acc0 + acc1).  A vector holds L = 8 floats (AVX2) or 16 (AVX-512); part(p, j) is values
+ * p[L j .. L j + L - 1] for f32 and f16, and for bf16 the even (j = 0) or odd values of
+ * p[0..2 L), which one load widens with a shift or a mask and no shuffle.
+ *   The order of the steps is the variant's (QGEMV_FLOAT_HALVES):
+ *   - AVX2, halves: acc0 steps through the first half of the values and acc1 through the second
+ *     (both parts of a step into one accumulator).  Two read streams kept a row at memory speed
+ *     on the Zen 3 these kernels were measured on, and a tile then needs one accumulator per
+ *     (row, column), half after half.
+ *   - AVX-512, front to back, one read stream: two streams ran 15-30% slower on this Zen 4 (C
+ *     harness, 64 MiB of f32 rows: 18-20 against 23-28 GB/s), and so did a software prefetch.
+ *     A tile keeps both accumulators per (row, column).
+ * Either way a tile runs vec_dot's fmas in vec_dot's order, in blocks of rows x columns
+ * (below).  nv is a multiple of 64 so that each half is whole 64-byte lines of 16-bit values
+ * and whole steps (the tile's loop). */
+#if defined(QGEMV_AVX512)
+typedef __m512 qgemv_fvec;
+#define QGEMV_FVEC_LANES 16
+#define qgemv_fvec_zero _mm512_setzero_ps
+#define qgemv_fvec_fmadd _mm512_fmadd_ps
+#define qgemv_fvec_add _mm512_add_ps
+static inline float qgemv_fvec_hsum(__m512 v) {
+    return qgemv_hsum_f32x8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
+}
+static inline __m512 qgemv_part_f32(const float *p, int j) { return _mm512_loadu_ps(p + 16 * j); }
+static inline __m512 qgemv_part_f16(const uint16_t *p, int j) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + 16 * j)));
+}
+/* bf16 is the high half of a float32: a 32-bit lane holds value 2 k (low) and 2 k + 1 (high) */
+static inline __m512 qgemv_part_bf16(const uint16_t *p, int j) {
+    const __m512i v = _mm512_loadu_si512((const void *)p);
+    return _mm512_castsi512_ps(j ? _mm512_and_si512(v, _mm512_set1_epi32((int)0xffff0000u)) : _mm512_slli_epi32(v, 16));
+}
+#else
+typedef __m256 qgemv_fvec;
+#define QGEMV_FVEC_LANES 8
+#define qgemv_fvec_zero _mm256_setzero_ps
+#define qgemv_fvec_fmadd _mm256_fmadd_ps
+#define qgemv_fvec_add _mm256_add_ps
+#define qgemv_fvec_hsum qgemv_hsum_f32x8
+static inline __m256 qgemv_part_f32(const float *p, int j) { return _mm256_loadu_ps(p + 8 * j); }
+static inline __m256 qgemv_part_f16(const uint16_t *p, int j) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 8 * j)));
+}
+/* bf16 is the high half of a float32: a 32-bit lane holds value 2 k (low) and 2 k + 1 (high) */
+static inline __m256 qgemv_part_bf16(const uint16_t *p, int j) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    return _mm256_castsi256_ps(j ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)) : _mm256_slli_epi32(v, 16));
+}
+#endif
+#define QGEMV_FLOAT_STEP (2 * QGEMV_FVEC_LANES)   /* values a step: two parts */
+#if defined(QGEMV_AVX512)
+#define QGEMV_FLOAT_HALVES 0
+#define QGEMV_DOT_FLOAT_SIMD(T, part, x, y)                                                \
+    const int64_t nv_ = n / 64 * 64;                                                       \
+    qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
+    for (; i < nv_; i += QGEMV_FLOAT_STEP) {                                               \
+        acc0 = qgemv_fvec_fmadd(part((x) + i, 0), part((y) + i, 0), acc0);                 \
+        acc1 = qgemv_fvec_fmadd(part((x) + i, 1), part((y) + i, 1), acc1);                 \
+    }                                                                                      \
+    i = nv_;                                                                               \
+    sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));
+#else
+#define QGEMV_FLOAT_HALVES 1
+#define QGEMV_DOT_FLOAT_SIMD(T, part, x, y)                                                \
     const int64_t nv_ = n / 64 * 64, nh_ = nv_ / 2;                                        \
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();                        \
-    for (; i < nh_; i += 16) {                                                             \
+    qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
+    for (; i < nh_; i += QGEMV_FLOAT_STEP) {                                               \
         if (sizeof(T) < 4 && !(i & 31)) {   /* f32: the hardware's prefetch alone is faster */ \
             QGEMV_PREFETCH_LINE((x) + i);                                                  \
             QGEMV_PREFETCH_LINE((x) + nh_ + i);                                            \
         }                                                                                  \
-        acc0 = _mm256_fmadd_ps(half16((x) + i, 0), half16((y) + i, 0), acc0);              \
-        acc1 = _mm256_fmadd_ps(half16((x) + nh_ + i, 0), half16((y) + nh_ + i, 0), acc1);  \
-        acc0 = _mm256_fmadd_ps(half16((x) + i, 1), half16((y) + i, 1), acc0);              \
-        acc1 = _mm256_fmadd_ps(half16((x) + nh_ + i, 1), half16((y) + nh_ + i, 1), acc1);  \
+        acc0 = qgemv_fvec_fmadd(part((x) + i, 0), part((y) + i, 0), acc0);                 \
+        acc1 = qgemv_fvec_fmadd(part((x) + nh_ + i, 0), part((y) + nh_ + i, 0), acc1);     \
+        acc0 = qgemv_fvec_fmadd(part((x) + i, 1), part((y) + i, 1), acc0);                 \
+        acc1 = qgemv_fvec_fmadd(part((x) + nh_ + i, 1), part((y) + nh_ + i, 1), acc1);     \
     }                                                                                      \
     i = nv_;                                                                               \
-    sum = qgemv_hsum_f32x8(_mm256_add_ps(acc0, acc1));
-static inline __m256 qgemv_half16_f32(const float *p, int h) { return _mm256_loadu_ps(p + 8 * h); }
+    sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));
+#endif
 #endif
 
-/* sum a[i] b[i], float32: independent accumulators (AVX2: vec_dot's two, QGEMV_DOT_FLOAT_HALVES) */
+/* sum a[i] b[i], float32: vec_dot's two accumulators (QGEMV_DOT_FLOAT_SIMD) */
 static float dot_f32(int64_t n, const float *restrict a, const float *restrict b) {
     int64_t i = 0;
     float sum = 0.0f;
-#if defined(QGEMV_AVX512)
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (; i + 64 <= n; i += 64)
-        for (int k = 0; k < 4; k++)
-            acc[k] = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16 * k), _mm512_loadu_ps(b + i + 16 * k), acc[k]);
-    sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
-#elif defined(QGEMV_AVX2)
-    QGEMV_DOT_FLOAT_HALVES(float, qgemv_half16_f32, a, b)
+#if defined(QGEMV_AVX2)
+    QGEMV_DOT_FLOAT_SIMD(float, qgemv_part_f32, a, b)
 #else
     float acc[8] = {0};
     for (; i + 8 <= n; i += 8)
@@ -98,38 +148,30 @@ static float vec_dot_f32_f32(int64_t n, const void *restrict w, const void *rest
 }
 
 /* sum w[i] a[i] over f16 (or bf16) pairs, each widened exactly to float32 */
-#define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32, half16)                                     \
+#define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32, part)                                      \
     static float vec_dot_##name##_##name(int64_t n, const void *restrict w, const void *restrict a) { \
         const uint16_t *x = (const uint16_t *)w, *y = (const uint16_t *)a;                 \
         int64_t i = 0;                                                                     \
         float sum = 0.0f;                                                                  \
-        QGEMV_VEC_DOT_HALF_SIMD(half16)                                                    \
+        QGEMV_VEC_DOT_HALF_SIMD(part)                                                      \
         for (; i < n; i++) sum += to_f32(x[i]) * to_f32(y[i]);                             \
         return sum;                                                                        \
     }
 
 #if defined(QGEMV_AVX2)
-static inline __m256 qgemv_half16_f16(const uint16_t *p, int h) {
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 8 * h)));
-}
-/* bf16 is the high half of a float32: a 32-bit lane holds value 2 k (low) and 2 k + 1 (high) */
-static inline __m256 qgemv_half16_bf16(const uint16_t *p, int h) {
-    const __m256i v = _mm256_loadu_si256((const __m256i *)p);
-    return _mm256_castsi256_ps(h ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)) : _mm256_slli_epi32(v, 16));
-}
-#define QGEMV_VEC_DOT_HALF_SIMD(half16) QGEMV_DOT_FLOAT_HALVES(uint16_t, half16, x, y)
+#define QGEMV_VEC_DOT_HALF_SIMD(part) QGEMV_DOT_FLOAT_SIMD(uint16_t, part, x, y)
 #else
-#define QGEMV_VEC_DOT_HALF_SIMD(half16)                                                    \
+#define QGEMV_VEC_DOT_HALF_SIMD(to_f32)                                                    \
     float acc[8] = {0};                                                                    \
     for (; i + 8 <= n; i += 8)                                                             \
-        for (int k = 0; k < 8; k++) acc[k] += half16(x[i + k]) * half16(y[i + k]);         \
+        for (int k = 0; k < 8; k++) acc[k] += to_f32(x[i + k]) * to_f32(y[i + k]);         \
     for (int k = 0; k < 8; k++) sum += acc[k];
-#define qgemv_half16_f16 qgemv_fp16_to_fp32   /* portable: one value at a time */
-#define qgemv_half16_bf16 qgemv_bf16_to_fp32
+#define qgemv_part_f16 qgemv_fp16_to_fp32   /* portable: one value at a time */
+#define qgemv_part_bf16 qgemv_bf16_to_fp32
 #endif
 
-QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_half16_f16)
-QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
+QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_part_f16)
+QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * A batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs half 0 of the
@@ -143,48 +185,70 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
  * their first column block, stay in L1 while they meet every column block; the later blocks share out the next 4 rows among
  * them and prefetch those into L2 a line as they read one, so the memory streams while the
  * cache serves (the first block alone left it idle three quarters of the time at batch 8).
+ * AVX-512 (32 registers, vec_dot front to back with two accumulators): blocks of 3 rows x 4
+ * columns with both accumulators, 24, in one pass.  This Zen 4, 4096 x 4096, 1 thread, batch 8
+ * against the AVX2 shape run on 16-lane vectors (4 x 4 by halves, whose vec_dot ran at half
+ * speed, above): f32 5.0-6.5 against 3.8-5.3 ms, f16 3.5-3.9 against 3.0-3.7, bf16 3.1-3.8
+ * against 2.8-3.7; 4 x 3 and 2 x 4 blocks were no faster, nor was an order by alternate steps.
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits. */
 #if defined(QGEMV_AVX2)
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
+#if defined(QGEMV_AVX512)        /* 32 registers: 3 x 4 x 2 accumulators, 4 + 1 operands */
+#define QGEMV_FLOAT_TILE_RB 3
+#define QGEMV_FLOAT_TILE_CB 4
+#else
 #define QGEMV_FLOAT_TILE_RB 4
 #define QGEMV_FLOAT_TILE_CB 3
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, half16, to_f32)                                     \
+#endif
+/* a (row, column)'s accumulators: AVX2 one per half, the halves one after the other;
+ * AVX-512 vec_dot's two, in one pass */
+#define QGEMV_FLOAT_PASSES (1 + QGEMV_FLOAT_HALVES)
+#define QGEMV_FLOAT_ACCS (2 - QGEMV_FLOAT_HALVES)
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, part, to_f32)                                       \
     QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_TILE_RB], \
                                                 const T *const y[QGEMV_FLOAT_TILE_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
-        const int64_t nv = n / 64 * 64, nh = nv / 2;                                       \
-        __m256 s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB], s[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB]; \
-        for (int h = 0; h < 2; h++) {                                                      \
-            for (int r = 0; r < RB; r++)                                                   \
-                for (int c = 0; c < CB; c++) s[r][c] = _mm256_setzero_ps();                \
-            const int64_t end = (h + 1) * nh, line = 64 / (int64_t)sizeof(T);             \
-            for (int64_t i0 = h * nh; i0 < end; i0 += line) {   /* nh: whole lines */       \
+        const int64_t nv = n / 64 * 64, np = nv / QGEMV_FLOAT_PASSES;                       \
+        qgemv_fvec s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB];                           \
+        qgemv_fvec s[QGEMV_FLOAT_ACCS][QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB];          \
+        for (int h = 0; h < QGEMV_FLOAT_PASSES; h++) {                                     \
+            for (int k = 0; k < QGEMV_FLOAT_ACCS; k++)                                     \
+                for (int r = 0; r < RB; r++)                                               \
+                    for (int c = 0; c < CB; c++) s[k][r][c] = qgemv_fvec_zero();           \
+            const int64_t end = (h + 1) * np, line = 64 / (int64_t)sizeof(T);             \
+            const int64_t chunk = line > QGEMV_FLOAT_STEP ? line : QGEMV_FLOAT_STEP;       \
+            for (int64_t i0 = h * np; i0 < end; i0 += chunk) {   /* np: whole chunks */     \
                 /* a prefetch per 64 bytes, outside the loop that does the work: a branch in  \
                  * it cost f16's 4 x 3 blocks 3 of their accumulators */                   \
-                if (prefetch)                                                              \
-                    for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i0 + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
-                else                                                                       \
-                    for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i0), _MM_HINT_T1); \
+                for (int64_t l = 0; l < chunk; l += line) {                                \
+                    if (prefetch)                                                          \
+                        for (int r = 0; r < RB; r++) _mm_prefetch((const char *)(x[r] + i0 + l + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
+                    else                                                                   \
+                        for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i0 + l), _MM_HINT_T1); \
+                }                                                                          \
                 _Pragma("GCC unroll 1")                                                    \
-                for (int64_t i = i0; i < i0 + line; i += 16)                               \
+                for (int64_t i = i0; i < i0 + chunk; i += QGEMV_FLOAT_STEP)                \
                     for (int j = 0; j < 2; j++) {                                          \
-                        __m256 av[QGEMV_FLOAT_TILE_CB];                                \
-                        for (int c = 0; c < CB; c++) av[c] = half16(y[c] + i, j);          \
+                        qgemv_fvec av[QGEMV_FLOAT_TILE_CB];                                \
+                        for (int c = 0; c < CB; c++) av[c] = part(y[c] + i, j);            \
                         for (int r = 0; r < RB; r++) {                                     \
-                            const __m256 wv = half16(x[r] + i, j);                         \
-                            for (int c = 0; c < CB; c++) s[r][c] = _mm256_fmadd_ps(wv, av[c], s[r][c]); \
+                            const qgemv_fvec wv = part(x[r] + i, j);                       \
+                            for (int c = 0; c < CB; c++)                                   \
+                                s[j % QGEMV_FLOAT_ACCS][r][c] = qgemv_fvec_fmadd(wv, av[c], s[j % QGEMV_FLOAT_ACCS][r][c]); \
                         }                                                                  \
                     }                                                                      \
             }                                                                              \
-            if (h == 0)                                                                    \
+            if (QGEMV_FLOAT_PASSES == 2 && h == 0)                                         \
                 for (int r = 0; r < RB; r++)                                               \
-                    for (int c = 0; c < CB; c++) s0[r][c] = s[r][c];                       \
+                    for (int c = 0; c < CB; c++) s0[r][c] = s[0][r][c];                    \
         }                                                                                  \
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
-                float sum = qgemv_hsum_f32x8(_mm256_add_ps(s0[r][c], s[r][c]));            \
+                /* acc0 + acc1: the first half's and the second's, or the two parts' */    \
+                const qgemv_fvec a0 = QGEMV_FLOAT_PASSES == 2 ? s0[r][c] : s[0][r][c];     \
+                float sum = qgemv_fvec_hsum(qgemv_fvec_add(a0, s[QGEMV_FLOAT_ACCS - 1][r][c])); \
                 for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]);  \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
@@ -212,30 +276,35 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_half16_bf16)
                 for (int k = 0; k < QGEMV_FLOAT_TILE_CB; k++)                          \
                     y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
-                switch (RB * 4 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
+                switch (RB * 8 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
                 QGEMV_FLOAT_BLOCK_CASES(name)                             \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
 #define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
-    case rb * 4 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
-/* the blocks a tile can meet: 1-4 rows x 1-3 columns */
-#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
-    QGEMV_FLOAT_BLOCK_CASE(name, 4, 3) QGEMV_FLOAT_BLOCK_CASE(name, 4, 2) QGEMV_FLOAT_BLOCK_CASE(name, 4, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 3, 3) QGEMV_FLOAT_BLOCK_CASE(name, 3, 2) QGEMV_FLOAT_BLOCK_CASE(name, 3, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 2, 3) QGEMV_FLOAT_BLOCK_CASE(name, 2, 2) QGEMV_FLOAT_BLOCK_CASE(name, 2, 1) \
-    QGEMV_FLOAT_BLOCK_CASE(name, 1, 3) QGEMV_FLOAT_BLOCK_CASE(name, 1, 2) QGEMV_FLOAT_BLOCK_CASE(name, 1, 1)
-static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_half16_f16, qgemv_fp16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_half16_bf16, qgemv_bf16_to_fp32)
-#if defined(QGEMV_AVX512)
-/* dot_f32 runs 16-lane accumulators here: f32 keeps the generic tile */
-#define QGEMV_TILES_ELEMENTS(X) X(f16, f16) X(bf16, bf16)
+    case rb * 8 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
+/* the blocks a tile can meet: 1-QGEMV_FLOAT_TILE_RB rows x 1-QGEMV_FLOAT_TILE_CB columns */
+#if QGEMV_FLOAT_TILE_CB == 4
+#define QGEMV_FLOAT_BLOCK_ROW(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 4) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) \
+    QGEMV_FLOAT_BLOCK_CASE(name, rb, 2) QGEMV_FLOAT_BLOCK_CASE(name, rb, 1)
 #else
-QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_half16_f32, qgemv_f32_itself)
-#define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
+#define QGEMV_FLOAT_BLOCK_ROW(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) \
+    QGEMV_FLOAT_BLOCK_CASE(name, rb, 2) QGEMV_FLOAT_BLOCK_CASE(name, rb, 1)
 #endif
+#if QGEMV_FLOAT_TILE_RB == 4
+#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
+    QGEMV_FLOAT_BLOCK_ROW(name, 4) QGEMV_FLOAT_BLOCK_ROW(name, 3) QGEMV_FLOAT_BLOCK_ROW(name, 2) \
+    QGEMV_FLOAT_BLOCK_ROW(name, 1)
+#else
+#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
+    QGEMV_FLOAT_BLOCK_ROW(name, 3) QGEMV_FLOAT_BLOCK_ROW(name, 2) QGEMV_FLOAT_BLOCK_ROW(name, 1)
+#endif
+static inline float qgemv_f32_itself(float v) { return v; }
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_part_f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_part_bf16, qgemv_bf16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_part_f32, qgemv_f32_itself)
+#define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #else
 #define QGEMV_TILES_ELEMENTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
