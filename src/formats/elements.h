@@ -174,17 +174,17 @@ QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_part_f16)
 QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
- * A batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs half 0 of the
- * rows, then half 1, with one accumulator per (row, column) in registers: 12 accumulators, 7
+ * AVX2: a batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs half 0 of
+ * the rows, then half 1, with one accumulator per (row, column) in registers: 12 accumulators, 7
  * loads (f16, bf16: widenings) per 12 fmas, which fills the 16 registers exactly.  That holds
  * only with the prefetches outside the loop that does the work (one per 64-byte line, its own
  * loop level): with a prefetch branch inside it, GCC kept 3 of f16's 12 accumulators on the
  * stack, and f16 and bf16 had to take 2 columns.  C harness, 4096 x 4096, 2 threads, 2 -> 3
  * columns: f16 batch 32 11.4-12.2 -> 9.3-9.8 ms, batch 8 3.0-3.6 -> 2.7-2.8 ms; bf16 batch 32
  * 12.7-15.7 -> 11.8 ms; f32 batch 32 15.6-17.5 -> 14.7-15.8 ms.  The 4 rows, prefetched by
- * their first column block, stay in L1 while they meet every column block; the later blocks share out the next 4 rows among
- * them and prefetch those into L2 a line as they read one, so the memory streams while the
- * cache serves (the first block alone left it idle three quarters of the time at batch 8).
+ * their first column block, stay in L1 while they meet every column block; the later blocks
+ * share out the next 4 rows among them and prefetch those into L2 a line as they read one, so
+ * the memory streams while the cache serves (the first block alone left it idle three quarters of the time at batch 8).
  * AVX-512 (32 registers, vec_dot front to back with two accumulators): blocks of 3 rows x 4
  * columns with both accumulators, 24, in one pass.  This Zen 4, 4096 x 4096, 1 thread, batch 8
  * against the AVX2 shape run on 16-lane vectors (4 x 4 by halves, whose vec_dot ran at half
