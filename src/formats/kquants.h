@@ -626,14 +626,14 @@ static void dequant_row_q2_K(const void *restrict src, float *restrict dst, int6
     const block_q2_K *x = (const block_q2_K *)src;
     for (int64_t ib = 0; ib < n / QK_K; ib++, dst += QK_K) {
         const float d = scale_q2_K(&x[ib]), dmin = min_q2_K(&x[ib]);
-        const uint8_t *sc = x[ib].scales;   /* sub-block s: scale sc & 15, minimum sc >> 4 */
+        int16_t sc[16], mn[16];
+        scales_q2_K(&x[ib], sc, mn);
         for (int h = 0; h < 2; h++) {
             const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
             for (int m = 0; m < 4; m++) {
                 const int s = 8 * h + 2 * m;
-                qgemv_store_levels_16x2(qgemv_k_low2(bits, m), d * (float)(sc[s] & 15), -(dmin * (float)(sc[s] >> 4)),
-                                        d * (float)(sc[s + 1] & 15), -(dmin * (float)(sc[s + 1] >> 4)), 1,
-                                        dst + 128 * h + 32 * m);
+                qgemv_store_levels_16x2(qgemv_k_low2(bits, m), d * (float)sc[s], -(dmin * (float)mn[s]),
+                                        d * (float)sc[s + 1], -(dmin * (float)mn[s + 1]), 1, dst + 128 * h + 32 * m);
             }
         }
     }
