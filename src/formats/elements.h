@@ -184,7 +184,8 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
  * 12.7-15.7 -> 11.8 ms; f32 batch 32 15.6-17.5 -> 14.7-15.8 ms.  The 4 rows, prefetched by
  * their first column block, stay in L1 while they meet every column block; the later blocks
  * share out the next 4 rows among them and prefetch those into L2 a line as they read one, so
- * the memory streams while the cache serves (the first block alone left it idle three quarters of the time at batch 8).
+ * the memory streams while the cache serves (the first block alone left it idle three quarters
+ * of the time at batch 8).
  * AVX-512 (32 registers, vec_dot front to back with two accumulators): blocks of 3 rows x 4
  * columns with both accumulators, 24, in one pass.  This Zen 4, 4096 x 4096, 1 thread, batch 8
  * against the AVX2 shape run on 16-lane vectors (4 x 4 by halves, whose vec_dot ran at half
