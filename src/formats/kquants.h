@@ -21,12 +21,14 @@
  *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
  *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
  *    levels <= 63, |p| <= 127.
- * 3. Products keep the AVX2 madd lanes (lane k: values 4k..4k+3 of every 32; q4_K and q5_K
- *    add 4 lanes of minimums) and fold each super-block into float lanes with one fma per
- *    lane, as ggml does; a horizontal reduction per super-block, exact but 15-25% slower,
- *    left q2_K and q4_K behind ggml.  The portable loops compute the same integer lanes and
- *    use fmaf, and the lanes are added in qgemv_hsum_f32x8's order: every ISA and every batch
- *    size gives the same bits.
+ * 3. Products of q2_K, q3_K and q6_K keep the AVX2 madd lanes (lane k: values 4k..4k+3 of
+ *    every 32) and fold each super-block into float lanes with one fma per lane, as ggml does;
+ *    a horizontal reduction per super-block, exact but 15-25% slower, left q2_K behind ggml.
+ *    The portable loops compute the same integer lanes and use fmaf, and the lanes are added
+ *    in qgemv_hsum_f32x8's order: every ISA and every batch size gives the same bits.
+ *    q4_K and q5_K instead finish each super-block's integer sums per row, then two scalar
+ *    fmas: that horizontal reduction slows their row-by-row products, but their panels
+ *    (kquants_x16.h, the default) keep 16 rows in lanes and need no reduction at all.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -206,34 +208,31 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
     return qgemv_k_hsum_lanes(acc);
 }
-/* q4_K and q5_K in lanes: 8 int32 lanes of sum sc q p as q2_K's (lane k: values 4k..4k+3 of
- * every 32), 4 of the minimums' sum (lane j: sub-blocks 2j and 2j+1, against the 32-value
- * bsums), each folded per super-block by one fma into float lanes; their sums are added last,
- * (8 lanes as qgemv_hsum_f32x8) + ((m0 + m1) + (m2 + m3)).  Every ISA's product is these bits. */
-#define QGEMV_DEFINE_VEC_DOT_K4_LANES(name)                                                \
+/* q4_K and q5_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s
+ * (the bsums of sub-block s), then two fmas, acc = fma(d_y d, isum, acc), then
+ * fma(-(d_y dmin), msum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
+ * tile's QGEMV_K4_FLOAT_STEP, kquants_x16.h's panels lane by lane). */
+#define QGEMV_DEFINE_VEC_DOT_K4(name)                                                      \
+    static inline float k4_step_##name(float acc, const block_##name *x, const block_q8_K *y) { \
+        int8_t q[QK_K];                                                                    \
+        int16_t sc[8], mn[8];                                                              \
+        unpack_##name##_ref(x, q);                                                         \
+        scales_##name(x, sc, mn);                                                          \
+        int32_t is = 0, ms = 0;                                                            \
+        for (int i = 0; i < QK_K; i++) is += sc[i / 32] * q[i] * y->qs[i];                 \
+        for (int s = 0; s < 8; s++) ms += mn[s] * (y->bsums[2 * s] + y->bsums[2 * s + 1]);  \
+        acc = fmaf(y->d * scale_##name(x), (float)is, acc);                                \
+        return fmaf(-(y->d * min_##name(x)), (float)ms, acc);                              \
+    }                                                                                      \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
-        float acc[8] = {0}, accm[4] = {0};                                                 \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            int8_t q[QK_K];                                                                \
-            int16_t sc[16], mn[16];                                                        \
-            unpack_##name##_ref(&x[ib], q);                                                \
-            scales_##name(&x[ib], sc, mn);                                                 \
-            int32_t isum[8] = {0};                                                         \
-            qgemv_k_add_lanes(isum, q, sc, 32, 0, y[ib].qs);                               \
-            const float dall = y[ib].d * scale_##name(&x[ib]), dmin = y[ib].d * min_##name(&x[ib]); \
-            for (int k = 0; k < 8; k++) acc[k] = fmaf(dall, (float)isum[k], acc[k]);       \
-            for (int j = 0; j < 4; j++) {                                                  \
-                const int32_t b0 = y[ib].bsums[4 * j] + y[ib].bsums[4 * j + 1];            \
-                const int32_t b1 = y[ib].bsums[4 * j + 2] + y[ib].bsums[4 * j + 3];        \
-                accm[j] = fmaf(-dmin, (float)(mn[2 * j] * b0 + mn[2 * j + 1] * b1), accm[j]); \
-            }                                                                              \
-        }                                                                                  \
-        return qgemv_k_hsum_lanes(acc) + qgemv_k_hsum_lanes4(accm);                        \
+        float acc = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) acc = k4_step_##name(acc, &x[ib], &y[ib]); \
+        return acc;                                                                        \
     }
-QGEMV_DEFINE_VEC_DOT_K4_LANES(q4_K)
-QGEMV_DEFINE_VEC_DOT_K4_LANES(q5_K)
+QGEMV_DEFINE_VEC_DOT_K4(q4_K)
+QGEMV_DEFINE_VEC_DOT_K4(q5_K)
 /* q3_K and q6_K in lanes, as the AVX2 loops hold them: levels u = q + OFF (unsigned for
  * maddubs), lane k = sum of sc u p over values 4k..4k+3 of every 32, minus OFF (sc_2k bsum_2k +
  * sc_2k+1 bsum_2k+1); each lane then takes one fma per super-block. */
@@ -512,18 +511,33 @@ QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
 /* q5_K's 5th bit, or nothing for q4_K */
 #define QGEMV_K_NO_HIGH_BIT(...)
 #define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
+/* a super-block's integer sums are added up exactly (isum = sum_s sc_s sum_{i in s} u_i a_i,
+ * msum = sum_s mn_s sum_{i in s} a_i) and its float work is two scalar fmas, as the portable
+ * vec_dot's: acc = fma(d d_y, isum, acc), then fma(-(dmin d_y), msum, acc); the panels of
+ * kquants_x16.h do the same with 16 rows in the lanes of a vector */
+#define QGEMV_K4_FLOAT_STEP(acc, dm, isum8, msum4)                                         \
+    do {                                                                                   \
+        const __m128 t_ = qgemv_k4_totals(isum8, msum4);   /* (isum, msum) */              \
+        (acc) = fmaf(_mm_cvtss_f32(dm), _mm_cvtss_f32(t_), (acc));                         \
+        (acc) = fmaf(-_mm_cvtss_f32(_mm_movehdup_ps(dm)), _mm_cvtss_f32(_mm_movehdup_ps(t_)), (acc)); \
+    } while (0)
+/* both integer totals of a super-block at once, as floats (lane 0: the 8 lanes of i, lane 1:
+ * the 4 of m), exact sums converted once */
+static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
+    const __m128i i4 = _mm_add_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    const __m128i h = _mm_hadd_epi32(i4, m);   /* (i0+i1, i2+i3, m0+m1, m2+m3) */
+    return _mm_cvtepi32_ps(_mm_hadd_epi32(h, h));   /* lanes 0, 1: i, m */
+}
 #define QGEMV_DEFINE_TILE_K4_AVX2(name, HIGH_BIT)                                          \
     QGEMV_ALWAYS_INLINE void tile_k4_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
         const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
         const block_q8_K *y[4];                                                            \
-        __m256 acc[4];                                                                     \
-        __m128 accm[4];                                                                    \
+        float acc[4];                                                                      \
         for (int j = 0; j < CB; j++) {                                                     \
             y[j] = (const block_q8_K *)(a + j * act_stride);                               \
-            acc[j] = _mm256_setzero_ps();                                                  \
-            accm[j] = _mm_setzero_ps();                                                    \
+            acc[j] = 0.0f;                                                                 \
         }                                                                                  \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
             QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));                                   \
@@ -551,18 +565,12 @@ QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
             for (int j = 0; j < CB; j++) {   /* (d_y d, d_y dmin) */                       \
                 const __m128 dm = _mm_mul_ps(dx, _mm_set1_ps(y[j][ib].d));                 \
                 const __m128i msum4 = _mm_madd_epi16(mins16, qgemv_k_bsums32(&y[j][ib]));  \
-                acc[j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0[j], sum1[j])), acc[j]); \
-                accm[j] = _mm_fnmadd_ps(_mm_shuffle_ps(dm, dm, 0x55), _mm_cvtepi32_ps(msum4), accm[j]); \
+                QGEMV_K4_FLOAT_STEP(acc[j], dm, _mm256_add_epi32(sum0[j], sum1[j]), msum4);  \
             }                                                                              \
         }                                                                                  \
-        for (int j = 0; j < CB; j++) {                                                     \
-            float lanes[8], mlanes[4];                                                     \
-            _mm256_storeu_ps(lanes, acc[j]);                                               \
-            _mm_storeu_ps(mlanes, accm[j]);                                                \
-            out[j] = qgemv_k_hsum_lanes(lanes) + qgemv_k_hsum_lanes4(mlanes);              \
-        }                                                                                  \
+        for (int j = 0; j < CB; j++) out[j] = acc[j];                                      \
     }                                                                                      \
-    /* vec_dot is the one-column case (the lanes of the portable vec_dot above) */         \
+    /* vec_dot is the one-column case (the portable vec_dot's bits) */                     \
     QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_k4_##name, QK_K, 4)
 QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
