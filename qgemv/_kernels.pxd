@@ -37,6 +37,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         size_t block_align[QGEMV_N_TYPES]
         qgemv_interleave_fn interleave[QGEMV_N_TYPES]
         qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES]
+        int panel_rows[QGEMV_N_TYPES]
         qgemv_repack_row_fn repack_row[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite

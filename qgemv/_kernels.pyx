@@ -141,33 +141,37 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
 
 
-# rows per panel of the interleaved layouts (block_<name>x8 in include/qgemv/blocks.h; the
-# format table's interleave, which must equal it)
-cdef enum: _PANEL_ROWS = 8
-PANEL_ROWS = _PANEL_ROWS
-
-# panels per tile of matmul_panels, at most: a tile shares each column's per-block
-# set-up (scale, offset sum) among this many panels (what the tile kernel keeps accumulators
-# for, X8_PANELS in src/formats/q32_x8.h)
-cdef enum: _TILE_PANELS = 4
+cdef int _check_panel_rows(const qgemv_kernel_table *t, int qtype, Py_ssize_t panel_rows) except -1:
+    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL:
+        raise ValueError(f"type {qtype} has no interleaved layout")
+    if t.panel_rows[qtype] != panel_rows:
+        raise ValueError(f"type {qtype}'s panels hold {t.panel_rows[qtype]} rows, not {panel_rows}")
+    return 0
 
 
-def interleave(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
-               uint8_t[::1] panels, Py_ssize_t panel_row_nbytes, int n_threads):
-    """panels <- rows 0 .. 8 npanels - 1 of data in the format's interleaved layout (8 rows per
-    panel, include/qgemv/blocks.h; panel_row_nbytes bytes per row there, _formats.py:
-    panel_row_nbytes), npanels = panels.size / (8 panel_row_nbytes)."""  # IN data; OUT panels
+# rows per tile of matmul_panels, at most: a tile shares each column's per-block set-up (scale,
+# offset sum) among its panels (4 of 8 rows: what q32_x8.h's tile keeps accumulators for)
+cdef enum: _TILE_PANEL_ROWS = 32
+
+
+def interleave(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] data, Py_ssize_t row_nbytes,
+               Py_ssize_t cols, uint8_t[::1] panels, Py_ssize_t panel_row_nbytes, int n_threads):
+    """panels <- rows 0 .. panel_rows npanels - 1 of data in the format's interleaved layout
+    (panel_rows rows per panel: _formats.py's interleave; include/qgemv/blocks.h;
+    panel_row_nbytes bytes per row there, _formats.py: panel_row_nbytes),
+    npanels = panels.size / (panel_rows panel_row_nbytes)."""  # IN data; OUT panels
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t panel_nbytes = _PANEL_ROWS * panel_row_nbytes, npanels, p
+    cdef Py_ssize_t panel_nbytes = panel_rows * panel_row_nbytes, npanels, p
     cdef const uint8_t *base = &data[0]
+    _check_panel_rows(t, qtype, panel_rows)
     if row_nbytes == 0 or panel_row_nbytes == 0 or panels.shape[0] == 0:
         return
     npanels = panels.shape[0] // panel_nbytes
-    if npanels * _PANEL_ROWS * row_nbytes > data.shape[0]:
-        raise ValueError(f"{npanels} panels need {npanels * _PANEL_ROWS} rows, data holds {data.shape[0] // row_nbytes}")
+    if npanels * panel_rows * row_nbytes > data.shape[0]:
+        raise ValueError(f"{npanels} panels need {npanels * panel_rows} rows, data holds {data.shape[0] // row_nbytes}")
     with nogil:
         for p in prange(npanels, schedule="static", num_threads=n_threads):
-            t.interleave[qtype](base + p * _PANEL_ROWS * row_nbytes, row_nbytes, cols, &panels[p * panel_nbytes])
+            t.interleave[qtype](base + p * panel_rows * row_nbytes, row_nbytes, cols, &panels[p * panel_nbytes])
 
 
 def repack_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
@@ -189,27 +193,30 @@ def repack_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyt
             t.repack_row[qtype](base + r * row_nbytes, &out[r * out_row_nbytes], cols)
 
 
-def matmul_panels(str isa, int qtype, const uint8_t[::1] panels, Py_ssize_t panel_row_nbytes,
-                  const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols, const uint8_t[:, ::1] xq,
-                  float[:, ::1] out, int n_threads):
-    """As matmul_act (the same bits), the first 8 npanels rows read from their interleaved panels
-    (panel_row_nbytes bytes per row there; tiles of up to TILE_PANELS panels, split evenly over
-    the threads), the last rows % 8 from data."""  # IN panels, data, xq; OUT out
+def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] panels,
+                  Py_ssize_t panel_row_nbytes, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
+                  const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
+    """As matmul_act (the same bits), the first panel_rows npanels rows read from their
+    interleaved panels (panel_row_nbytes bytes per row there; tiles of up to TILE_PANEL_ROWS
+    rows, split evenly over the threads), the last rows % panel_rows from data."""  # IN panels, data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = _PANEL_ROWS * panel_row_nbytes
-    cdef Py_ssize_t npanels = rows // _PANEL_ROWS, per_tile, n_tiles, tile, p0, r0 = _PANEL_ROWS * npanels
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = panel_rows * panel_row_nbytes
+    cdef Py_ssize_t npanels, per_tile, n_tiles, tile, p0, r0
+    _check_panel_rows(t, qtype, panel_rows)
+    npanels = rows // panel_rows
+    r0 = panel_rows * npanels
     if rows == 0 or batch == 0:
         return
     if panels.shape[0] < npanels * panel_nbytes or data.shape[0] < rows * row_nbytes:
         raise ValueError(f"panels hold {panels.shape[0]} bytes and data {data.shape[0]}: too few for {rows} rows")
     with nogil:
         if npanels:
-            per_tile = _per_tile(npanels, n_threads, _TILE_PANELS, 1)
+            per_tile = _per_tile(npanels, n_threads, max(1, _TILE_PANEL_ROWS // panel_rows), 1)
             n_tiles = (npanels + per_tile - 1) // per_tile
             for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
                 p0 = tile * per_tile
                 t.panel_tile[qtype](cols, &panels[p0 * panel_nbytes], panel_nbytes, min(per_tile, npanels - p0),
-                                    &xq[0, 0], xq.shape[1], batch, &out[_PANEL_ROWS * p0, 0], batch)
+                                    &xq[0, 0], xq.shape[1], batch, &out[panel_rows * p0, 0], batch)
         if r0 < rows:
             t.vec_dot_tile[qtype](cols, &data[r0 * row_nbytes], row_nbytes, rows - r0,
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)

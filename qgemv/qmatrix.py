@@ -17,7 +17,7 @@ STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
 # in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h,
-# q32_pairs.h and iq1.h), and
+# q32_pairs.h, kquants_x16.h and iq1.h), and
 # those with a repack_as format from a copy in that format (tq1_0 as tq2_0: src/formats/ternary.h).
 # The copy is as large as the matrix (iq1_m's trits: 1.36x, tq1_0's: 1.22x); QGEMV_REPACK=0 or
 # set_repack(False) keeps to the GGUF bytes.
@@ -318,8 +318,8 @@ class QMatrix:
                                  f"represent; use act='f32'")
             qtype, data, row_nbytes, panels = self._product_rows(n)
             if panels is not None:
-                _kernels.matmul_panels(isa, fmt.id, panels, fmt.panel_row_nbytes(cols), self._data, self._row_nbytes,
-                                       cols, xq, out2, n)
+                _kernels.matmul_panels(isa, fmt.id, fmt.interleave, panels, fmt.panel_row_nbytes(cols), self._data,
+                                       self._row_nbytes, cols, xq, out2, n)
             elif batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.gemv_tiles:
                 # A single column streaming from memory reads fastest one row after another (one
                 # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
@@ -351,7 +351,7 @@ class QMatrix:
                                      copy, twin.row_nbytes(cols), n_threads)
             elif panels and fmt.interleave and rows >= fmt.interleave:
                 copy = np.empty(rows // fmt.interleave * fmt.interleave * fmt.panel_row_nbytes(cols), dtype=np.uint8)
-                _kernels.interleave(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols, copy,
+                _kernels.interleave(_dispatch.isa, fmt.id, fmt.interleave, self._data, self._row_nbytes, cols, copy,
                                     fmt.panel_row_nbytes(cols), n_threads)
             else:
                 copy = None

@@ -35,6 +35,7 @@
 #include "formats/iq4_xs.h"
 #include "formats/iq1.h"
 #include "formats/kquants.h"
+#include "formats/kquants_x16.h"
 #include "formats/quantize_common.h"
 #include "formats/quantize_q32.h"
 #include "formats/quantize_tq.h"
@@ -82,6 +83,7 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_ALIGN_ENTRY(id, name, block_size, type_size) [id] = _Alignof(block_##name),
 #define QGEMV_INTERLEAVE_ENTRY(id, name, rows) [id] = interleave_x##rows##_##name,
 #define QGEMV_PANEL_TILE_ENTRY(id, name, rows) [id] = panel_tile_##name,
+#define QGEMV_PANEL_ROWS_ENTRY(id, name, rows) [id] = rows,
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
 
 const qgemv_kernel_table QGEMV_TABLE = {
@@ -95,6 +97,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .interleave = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_INTERLEAVE_ENTRY)},
     .panel_tile = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_TILE_ENTRY)},
+    .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY)},
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,

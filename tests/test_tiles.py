@@ -125,9 +125,11 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_but_q8_0_and_iq1_m():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "iq1_m", "mxfp4"]
-    assert all(f.interleave == _kernels.PANEL_ROWS == 8 for f in INTERLEAVED)
+def test_interleaved_formats_are_the_32_value_formats_but_q8_0_iq1_m_q4_K_and_q5_K():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "iq4_nl", "iq1_m",
+                                             "mxfp4"]
+    # 8 rows per panel, but 16 for q4_K and q5_K (a row per lane of a 512-bit vector)
+    assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {"q4_K": 16, "q5_K": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
@@ -136,16 +138,17 @@ def test_interleaved_formats_are_the_32_value_formats_but_q8_0_and_iq1_m():
 
 def _panels(m, n_threads=1):
     rows, cols = m.shape
-    panels = np.empty(rows // 8 * 8 * m.format.panel_row_nbytes(cols), dtype=np.uint8)
-    _kernels.interleave(_dispatch.isa, m.format.id, m._data, m.row_nbytes, cols, panels,
+    R = m.format.interleave
+    panels = np.empty(rows // R * R * m.format.panel_row_nbytes(cols), dtype=np.uint8)
+    _kernels.interleave(_dispatch.isa, m.format.id, R, m._data, m.row_nbytes, cols, panels,
                         m.format.panel_row_nbytes(cols), n_threads)
     return panels
 
 
 def _matmul_panels(m, xq, out, n_threads):
     fmt, cols = m.format, m.shape[1]
-    _kernels.matmul_panels(_dispatch.isa, fmt.id, _panels(m), fmt.panel_row_nbytes(cols), m._data, m.row_nbytes,
-                           cols, xq, out, n_threads)
+    _kernels.matmul_panels(_dispatch.isa, fmt.id, fmt.interleave, _panels(m), fmt.panel_row_nbytes(cols), m._data,
+                           m.row_nbytes, cols, xq, out, n_threads)
 
 
 def _documented_trit_block(block):
@@ -167,10 +170,23 @@ def _documented_trit_block(block):
 
 
 def _documented_panel(fmt, rows8):
-    """include/qgemv/blocks.h's panel from 8 rows' GGUF blocks (8, blocks, type_size)."""
+    """include/qgemv/blocks.h's panel from a panel's rows' GGUF blocks (R, blocks, type_size)."""
     if fmt.name == "iq1_m":   # the rows' trit blocks, row after row
         return np.concatenate([_documented_trit_block(b) for row in rows8 for b in row])
-    return np.concatenate([_documented_panel_block(fmt, rows8[:, b]) for b in range(rows8.shape[1])])
+    block = _documented_x16_block if fmt.interleave == 16 else _documented_panel_block
+    return np.concatenate([block(fmt, rows8[:, b]) for b in range(rows8.shape[1])])
+
+
+def _documented_x16_block(fmt, rows16):
+    """block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks (16, type_size): d[16], dmin[16],
+    scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j."""
+    def lanes(field, width):   # (16, nbytes) -> groups of `width` bytes, row r's group in lane r
+        return field.reshape(16, -1, width).transpose(1, 0, 2).reshape(-1)
+    parts = [rows16[:, 0:2].reshape(-1), rows16[:, 2:4].reshape(-1), lanes(rows16[:, 4:16], 1)]
+    if fmt.name == "q5_K":
+        parts.append(lanes(rows16[:, 16:48], 4))
+    parts.append(lanes(rows16[:, -128:], 4))
+    return np.concatenate(parts)
 
 
 def _documented_panel_block(fmt, rows8):
@@ -200,10 +216,11 @@ def _documented_panel_block(fmt, rows8):
 def test_interleaved_layout_is_the_documented_one(fmt, isa):
     """include/qgemv/blocks.h: per panel block, the 8 rows' scales, then their levels, as the
     format's layout documents it."""
-    rows, cols = 24, 5 * fmt.block_size
+    R = fmt.interleave
+    rows, cols = 3 * R, 5 * fmt.block_size
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=5), fmt.name, (rows, cols))
     blocks = m.data.reshape(rows, cols // fmt.block_size, fmt.type_size)
-    want = [_documented_panel(fmt, blocks[8 * p:8 * p + 8]) for p in range(rows // 8)]
+    want = [_documented_panel(fmt, blocks[R * p:R * p + R]) for p in range(rows // R)]
     np.testing.assert_array_equal(_panels(m, n_threads=2), np.concatenate(want))
 
 
@@ -246,7 +263,8 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
     assert m._prepared is None
     y = m @ x
     panels = m._prepared
-    assert panels is not None and panels.nbytes == 24 * fmt.panel_row_nbytes(cols) and not panels.flags.writeable
+    full = rows // fmt.interleave * fmt.interleave                # 16 or 24 of the 29 rows
+    assert panels is not None and panels.nbytes == full * fmt.panel_row_nbytes(cols) and not panels.flags.writeable
     np.testing.assert_array_equal(m @ x, y)
     assert m._prepared is panels                                 # made once
     np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes
@@ -321,3 +339,47 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
         assert plain._prepared is None
     finally:
         qgemv.set_repack(True)
+
+
+@pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16], ids=ids)
+@pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
+def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
+    """q4_K's and q5_K's panels sum 16 rows' integers in lanes (kquants_x16.h; AVX2 adds maddubs
+    pairs in int16): every level, scale and minimum at its largest, against activations all of one
+    sign (the largest int16 sums) or alternating (sign 0), give vec_dot's bits, and every ISA
+    variant the same ones (exact integers, then the same two fmas per super-block)."""
+    rows, cols, batch = 40, 3 * 256, 5
+    blocks = np.full((rows, cols // 256, fmt.type_size), 0xFF, np.uint8)
+    blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)   # finite d and dmin
+    m = QMatrix(blocks.reshape(rows, -1), fmt.name, (rows, cols))
+    x = np.where(np.arange(cols) % 2, 1.0, -1.0) if sign == 0 else np.full(cols, sign)
+    x = (x[None, :] * np.linspace(1, 2, batch)[:, None]).astype(np.float32)
+    xq = np.empty((batch, _formats.BY_NAME["q8_k"].row_nbytes(cols)), np.uint8)
+    results = []
+    for isa_name in _dispatch.runnable():
+        _kernels.quantize_activations(isa_name, _formats.BY_NAME["q8_k"].id, x, xq)
+        want = np.full((rows, batch), np.nan, np.float32)
+        _kernels.matmul_act_vec_dot(isa_name, fmt.id, m._data, m._row_nbytes, cols, xq, want, 1)
+        panels = np.empty(32 * fmt.panel_row_nbytes(cols), np.uint8)
+        _kernels.interleave(isa_name, fmt.id, 16, m._data, m._row_nbytes, cols, panels, fmt.panel_row_nbytes(cols), 1)
+        for n_threads in (1, 2):
+            got = np.full((rows, batch), np.nan, np.float32)
+            _kernels.matmul_panels(isa_name, fmt.id, 16, panels, fmt.panel_row_nbytes(cols), m._data, m._row_nbytes,
+                                   cols, xq, got, n_threads)
+            np.testing.assert_array_equal(got, want, err_msg=f"{isa_name}, {n_threads} threads")
+        results.append(want)
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
+    ref = m.dequantize().astype(np.float64) @ x.T.astype(np.float64)
+    assert np.allclose(results[0], ref, rtol=fmt.tolerance, atol=0)
+
+
+def test_panel_functions_refuse_a_wrong_row_count():
+    fmt = _formats.BY_NAME["q4_k"]
+    data = np.zeros(16 * fmt.type_size, np.uint8)
+    panels = np.empty_like(data)
+    with pytest.raises(ValueError, match="hold 16 rows, not 8"):
+        _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
+    with pytest.raises(ValueError, match="no interleaved layout"):
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["q6_k"].id, 16, data, fmt.type_size, 256, panels,
+                            fmt.type_size, 1)

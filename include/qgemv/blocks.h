@@ -352,4 +352,32 @@ typedef struct {
 } block_iq1_mt;
 static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt block size/padding");
 
+/* ---------------------------------------------------------------- 16 rows interleaved
+ *
+ * q4_K and q5_K (qgemv/_formats.py: interleave = 16; src/formats/kquants_x16.h): a panel block
+ * holds super-block b of 16 rows, every field transposed so row r sits in lane r,
+ *     d[r], dmin[r]                  row r's d and dmin,
+ *     scales[16 i + r]             = row r's scales[i]          (i < 12),
+ *     qh[64 k + 4 r + j]           = row r's qh[4 k + j]        (k < 8, j < 4; q5_K),
+ *     qs[64 g + 4 r + j]           = row r's qs[4 g + j]        (g < 32, j < 4),
+ * so one 64-byte load gives a uint32 lane per row: of qs group g = 8 c + k, the low nibbles
+ * are values 64 c + 4 k .. + 3 (sub-block 2 c), the high ones 32 more (sub-block 2 c + 1).
+ * A panel block is 16 blocks' bytes: the same traffic as the rows it holds. */
+typedef struct {
+    qgemv_half d[16];
+    qgemv_half dmin[16];
+    uint8_t scales[16 * K_SCALE_SIZE];
+    uint8_t qs[16 * QK_K / 2];
+} block_q4_Kx16;
+static_assert(sizeof(block_q4_Kx16) == 16 * sizeof(block_q4_K), "wrong q4_Kx16 block size/padding");
+
+typedef struct {
+    qgemv_half d[16];
+    qgemv_half dmin[16];
+    uint8_t scales[16 * K_SCALE_SIZE];
+    uint8_t qh[16 * QK_K / 8];
+    uint8_t qs[16 * QK_K / 2];
+} block_q5_Kx16;
+static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K), "wrong q5_Kx16 block size/padding");
+
 #endif /* QGEMV_BLOCKS_H */

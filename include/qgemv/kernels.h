@@ -29,12 +29,12 @@ typedef float (*qgemv_vec_dot_fn)(int64_t n, const void *w, const void *a);
 typedef void (*qgemv_vec_dot_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
                                       const void *a, int64_t act_stride, int64_t ncols,
                                       float *out, int64_t out_stride);
-/* rows 0..7 of w (row_stride bytes apart), n values each -> one panel of the format's interleaved
- * layout (block_<name>x8, or iq1_m's rows of block_iq1_mt, include/qgemv/blocks.h; _formats.py:
- * interleave, panel_type_size) */
+/* rows 0..R-1 of w (row_stride bytes apart), n values each -> one panel of the format's interleaved
+ * layout, R = panel_rows[type] (block_<name>x8, block_<name>x16, or iq1_m's rows of block_iq1_mt,
+ * include/qgemv/blocks.h; _formats.py: interleave, panel_type_size) */
 typedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n, void *panel);
 /* vec_dot_tile over npanels such panels (panel_stride bytes apart): out[r * out_stride + c] for
- * r < 8 npanels, the same bits as vec_dot_tile on the rows they hold */
+ * r < R npanels, the same bits as vec_dot_tile on the rows they hold */
 typedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
                                     const void *a, int64_t act_stride, int64_t ncols,
                                     float *out, int64_t out_stride);
@@ -68,6 +68,7 @@ typedef struct {
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_interleave_fn interleave[QGEMV_N_TYPES];      /* NULL: no interleaved layout */
     qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES];
+    int panel_rows[QGEMV_N_TYPES];                      /* rows per panel (_formats.py: interleave) */
     qgemv_repack_row_fn repack_row[QGEMV_N_TYPES];      /* NULL: no repack_as format */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;

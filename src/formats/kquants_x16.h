@@ -1,0 +1,301 @@
+/* q4_K and q5_K on 16 interleaved rows: the panels QMatrix prepares once per matrix.
+ *
+ * A panel block (block_<name>x16, include/qgemv/blocks.h) holds one super-block of 16 rows with
+ * row r in lane r of every field, so a 64-byte load gives 4 levels of each of the 16 rows.  Per
+ * super-block and activation column the 16 rows' exact integer sums
+ *     isum_r = sum_s sc_rs sum_{i in s} u_ri p_i,     msum_r = sum_s m_rs (p summed over s)
+ * finish in lanes, then the two fmas of vec_dot (kquants.h: k4_step_<name>) run on 16 rows at
+ * once, acc_r = fma(d_y d_r, isum_r, acc_r), then fma(-(d_y dmin_r), msum_r, acc_r): each
+ * (row, column) gets vec_dot's bits, whatever the batch or the layout.
+ *   AVX-512 (VNNI)  4 levels x 16 rows per vpdpbusd against a column's 4 int8 activations
+ *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
+ *                   minimums as int16 pairs through vpdpwssd against the column's 32-value sums;
+ *   AVX2            the same on 8 rows per vector, maddubs pairs summed in int16 (at most
+ *                   8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a time for q5_K's
+ *                   5-bit ones), then madd with the scales;
+ *   portable        row by row, each block rebuilt and stepped as vec_dot does.
+ * The decode of a super-block (nibbles, 6-bit scales) is shared by 16 rows and the columns of
+ * a pass: no horizontal sums, where a row-by-row q4_K product needs one per super-block.
+ */
+
+/* ---------------------------------------------------------------- the layout */
+/* row r of a panel block from a GGUF block, and back (the fields block_<name>x16 has) */
+#define QGEMV_K_X16_NO_QH(...)
+#define QGEMV_K_X16_QH(...) __VA_ARGS__
+#define QGEMV_DEFINE_X16_PUT_ROW(name, QH)                                                       \
+    static inline void x16_put_row_##name(block_##name##x16 *p, int r, const block_##name *x) { \
+        p->d[r] = x->d;                                                                         \
+        p->dmin[r] = x->dmin;                                                                   \
+        for (int i = 0; i < K_SCALE_SIZE; i++) p->scales[16 * i + r] = x->scales[i];           \
+        QH(for (int k = 0; k < 8; k++) memcpy(&p->qh[64 * k + 4 * r], &x->qh[4 * k], 4);)       \
+        for (int g = 0; g < 32; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);          \
+    }                                                                                           \
+    static inline void x16_get_row_##name(const block_##name##x16 *p, int r, block_##name *x) { \
+        x->d = p->d[r];                                                                         \
+        x->dmin = p->dmin[r];                                                                   \
+        for (int i = 0; i < K_SCALE_SIZE; i++) x->scales[i] = p->scales[16 * i + r];           \
+        QH(for (int k = 0; k < 8; k++) memcpy(&x->qh[4 * k], &p->qh[64 * k + 4 * r], 4);)       \
+        for (int g = 0; g < 32; g++) memcpy(&x->qs[4 * g], &p->qs[64 * g + 4 * r], 4);          \
+    }                                                                                           \
+    /* rows 0..15 of w (row_stride bytes apart), n values each -> n / 256 panel blocks */       \
+    static void interleave_x16_##name(const void *restrict w, int64_t row_stride, int64_t n,    \
+                                      void *restrict panel) {                                   \
+        block_##name##x16 *p = (block_##name##x16 *)panel;                                      \
+        for (int64_t b = 0; b < n / QK_K; b++)                                                  \
+            for (int r = 0; r < 16; r++)                                                        \
+                x16_put_row_##name(&p[b], r, (const block_##name *)((const uint8_t *)w + r * row_stride) + b); \
+    }
+QGEMV_DEFINE_X16_PUT_ROW(q4_K, QGEMV_K_X16_NO_QH)
+QGEMV_DEFINE_X16_PUT_ROW(q5_K, QGEMV_K_X16_QH)
+
+/* ---------------------------------------------------------------- the panel tiles */
+/* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
+ * than 4, q4_K even), 4 in AVX2's 16 */
+#if defined(QGEMV_AVX512)
+#define QGEMV_X16_COLS 8
+#else
+#define QGEMV_X16_COLS 4
+#endif
+
+/* groups of 4 levels whose maddubs pair sums add up in int16 (AVX2): 8 15 2 128 < 2^15 for q4_K,
+ * 4 31 2 128 for q5_K */
+#define QGEMV_X16_INT16_GROUPS_q4_K 8
+#define QGEMV_X16_INT16_GROUPS_q5_K 4
+
+#if defined(QGEMV_AVX2)
+/* the 16 rows' 6-bit scales and minimums of a panel block as bytes, sc[16 s + r] and
+ * mn[16 s + r] (scale_min_k4 on every row at once) */
+static inline void x16_scales_mins(const uint8_t scales[16 * K_SCALE_SIZE], uint8_t sc[128], uint8_t mn[128]) {
+    const __m256i low6 = _mm256_set1_epi8(0x3f), low4 = _mm256_set1_epi8(0x0f), top2 = _mm256_set1_epi8(0x30);
+    for (int h = 0; h < 2; h++) {   /* bytes i = 2 h, 2 h + 1 of the 12 (and 4 + i, 8 + i) */
+        const __m256i s0 = _mm256_loadu_si256((const __m256i *)(scales + 32 * h));
+        const __m256i s1 = _mm256_loadu_si256((const __m256i *)(scales + 64 + 32 * h));
+        const __m256i s2 = _mm256_loadu_si256((const __m256i *)(scales + 128 + 32 * h));
+        _mm256_storeu_si256((__m256i *)(sc + 32 * h), _mm256_and_si256(s0, low6));
+        _mm256_storeu_si256((__m256i *)(mn + 32 * h), _mm256_and_si256(s1, low6));
+        _mm256_storeu_si256((__m256i *)(sc + 64 + 32 * h),
+                            _mm256_or_si256(_mm256_and_si256(s2, low4), _mm256_and_si256(_mm256_srli_epi16(s0, 2), top2)));
+        _mm256_storeu_si256((__m256i *)(mn + 64 + 32 * h),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(s2, 4), low4),
+                                            _mm256_and_si256(_mm256_srli_epi16(s1, 2), top2)));
+    }
+}
+/* a column's 32-value sums of p as int16 pairs, pair k = (sum over sub-block 2k, over 2k + 1) */
+static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
+    const __m256i s = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y->bsums), _mm256_set1_epi16(1));
+    return _mm_packs_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+#endif
+
+#if defined(QGEMV_AVX512)
+/* a pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
+ * + j] */
+#define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
+    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
+                                             int64_t act_stride, const int CB, float *out, int64_t out_stride) { \
+        const __m512i low4 = _mm512_set1_epi8(0x0f);                                            \
+        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
+        __m512 acc[QGEMV_X16_COLS];                                                             \
+        for (int j = 0; j < CB; j++) {                                                          \
+            y[j] = (const block_q8_K *)(a + j * act_stride);                                    \
+            acc[j] = _mm512_setzero_ps();                                                       \
+        }                                                                                       \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const block_##name##x16 *b = p + ib;                                                \
+            QGEMV_PREFETCH_STREAM(b, offsetof(block_##name##x16, qs));   /* qs: a line per load */ \
+            uint8_t sc[128], mn[128];                                                           \
+            x16_scales_mins(b->scales, sc, mn);                                                 \
+            __m512i mpair[4];   /* lane r: int16 (m_r,2k, m_r,2k+1) */                          \
+            for (int k = 0; k < 4; k++) {                                                       \
+                const __m128i m0 = _mm_loadu_si128((const __m128i *)(mn + 32 * k));             \
+                const __m128i m1 = _mm_loadu_si128((const __m128i *)(mn + 32 * k + 16));        \
+                mpair[k] = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(m0, m1), _mm_unpacklo_epi8(m0, m1))); \
+            }                                                                                   \
+            __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
+            for (int j = 0; j < CB; j++) {                                                      \
+                const __m128i bp = x16_bsum_pairs(&y[j][ib]);                                   \
+                msum[j] = _mm512_setzero_si512();                                               \
+                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[0], _mm512_set1_epi32(_mm_extract_epi32(bp, 0))); \
+                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[1], _mm512_set1_epi32(_mm_extract_epi32(bp, 1))); \
+                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[2], _mm512_set1_epi32(_mm_extract_epi32(bp, 2))); \
+                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[3], _mm512_set1_epi32(_mm_extract_epi32(bp, 3))); \
+                isum[j] = _mm512_setzero_si512();                                               \
+            }                                                                                   \
+            for (int c = 0; c < 4; c++) {   /* values 64 c ..: sub-blocks 2 c (low), 2 c + 1 */ \
+                __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                                 \
+                for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();            \
+                for (int k = 0; k < 8; k++) {                                                   \
+                    QGEMV_PREFETCH_LINE(b->qs + 64 * (8 * c + k));                             \
+                    const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * c + k))); \
+                    __m512i u0 = _mm512_and_si512(v, low4);                                     \
+                    __m512i u1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), low4);               \
+                    HIGH_BIT({   /* qh bit 2 c of byte 4 k + i: value 64 c + 4 k + i, bit 2 c + 1: 32 more */ \
+                        const __m512i h = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(b->qh + 64 * k)), 2 * c); \
+                        const __m512i bit4 = _mm512_set1_epi8(0x10);                            \
+                        u0 = _mm512_or_si512(u0, _mm512_and_si512(_mm512_slli_epi32(h, 4), bit4)); \
+                        u1 = _mm512_or_si512(u1, _mm512_and_si512(_mm512_slli_epi32(h, 3), bit4)); \
+                    })                                                                          \
+                    for (int j = 0; j < CB; j++) {                                              \
+                        const int8_t *q = y[j][ib].qs + 64 * c + 4 * k;                         \
+                        t0[j] = _mm512_dpbusd_epi32(t0[j], u0, _mm512_set1_epi32(qgemv_k_word((const uint8_t *)q))); \
+                        t1[j] = _mm512_dpbusd_epi32(t1[j], u1, _mm512_set1_epi32(qgemv_k_word((const uint8_t *)q + 32))); \
+                    }                                                                           \
+                }                                                                               \
+                const __m512i s0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(sc + 32 * c))); \
+                const __m512i s1 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(sc + 32 * c + 16))); \
+                for (int j = 0; j < CB; j++)                                                    \
+                    isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(t0[j], s0), \
+                                                                         _mm512_mullo_epi32(t1[j], s1))); \
+            }                                                                                   \
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));        \
+            const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));  \
+            for (int j = 0; j < CB; j++) {                                                      \
+                const __m512 dy = _mm512_set1_ps(y[j][ib].d);                                   \
+                acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, dy), _mm512_cvtepi32_ps(isum[j]), acc[j]); \
+                acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]); \
+            }                                                                                   \
+        }                                                                                       \
+        for (int j = 0; j < CB; j++) {                                                          \
+            float o[16];                                                                        \
+            _mm512_storeu_ps(o, acc[j]);                                                        \
+            for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];                        \
+        }                                                                                       \
+    }
+#elif defined(QGEMV_AVX2)
+/* the same on 8 rows per vector, both halves of the panel in turn per sub-block pair; the levels
+ * are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a time) */
+#define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
+    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
+                                             int64_t act_stride, const int CB, float *out, int64_t out_stride) { \
+        const __m256i low4 = _mm256_set1_epi8(0x0f);                                            \
+        const int per_int16 = QGEMV_X16_INT16_GROUPS_##name;                                    \
+        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
+        __m256 acc[2][QGEMV_X16_COLS];                                                          \
+        for (int j = 0; j < CB; j++) {                                                          \
+            y[j] = (const block_q8_K *)(a + j * act_stride);                                    \
+            acc[0][j] = acc[1][j] = _mm256_setzero_ps();                                        \
+        }                                                                                       \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            const block_##name##x16 *b = p + ib;                                                \
+            QGEMV_PREFETCH_STREAM(b, offsetof(block_##name##x16, qs));   /* qs: a line per load */ \
+            uint8_t sc[128], mn[128];                                                           \
+            x16_scales_mins(b->scales, sc, mn);                                                 \
+            __m128i bp[QGEMV_X16_COLS];                                                         \
+            for (int j = 0; j < CB; j++) bp[j] = x16_bsum_pairs(&y[j][ib]);                     \
+            for (int h = 0; h < 2; h++) {   /* rows 8 h .. 8 h + 7 */                           \
+                __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                             \
+                for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();        \
+                for (int k = 0; k < 4; k++) {   /* lane r: int16 (m_r,2k, m_r,2k+1) */          \
+                    const __m128i m0 = _mm_loadl_epi64((const __m128i *)(mn + 32 * k + 8 * h)); \
+                    const __m128i m1 = _mm_loadl_epi64((const __m128i *)(mn + 32 * k + 16 + 8 * h)); \
+                    const __m256i mp = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m0, m1));         \
+                    for (int j = 0; j < CB; j++)                                                \
+                        msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32(_mm_extract_epi32(bp[j], k)))); \
+                }                                                                               \
+                for (int c = 0; c < 4; c++) {                                                   \
+                    /* the rows' scales of sub-blocks 2 c and 2 c + 1 as int16 pairs (sc, sc) */ \
+                    const __m256i s0 = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 32 * c + 8 * h))), \
+                                                          _mm256_set1_epi32(0x10001));          \
+                    const __m256i s1 = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 32 * c + 16 + 8 * h))), \
+                                                          _mm256_set1_epi32(0x10001));          \
+                    for (int k0 = 0; k0 < 8; k0 += per_int16) {                                 \
+                        __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
+                        for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
+                        for (int k = k0; k < k0 + per_int16; k++) {                             \
+                            if (h == 0) QGEMV_PREFETCH_LINE(b->qs + 64 * (8 * c + k));                  \
+                            const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
+                            __m256i u0 = _mm256_and_si256(v, low4);                             \
+                            __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
+                            HIGH_BIT({                                                          \
+                                const __m256i hb = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(b->qh + 64 * k + 32 * h)), 2 * c); \
+                                const __m256i bit4 = _mm256_set1_epi8(0x10);                    \
+                                u0 = _mm256_or_si256(u0, _mm256_and_si256(_mm256_slli_epi32(hb, 4), bit4)); \
+                                u1 = _mm256_or_si256(u1, _mm256_and_si256(_mm256_slli_epi32(hb, 3), bit4)); \
+                            })                                                                  \
+                            for (int j = 0; j < CB; j++) {                                      \
+                                const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 4 * k; \
+                                t0[j] = _mm256_add_epi16(t0[j], _mm256_maddubs_epi16(u0, _mm256_set1_epi32((int)qgemv_k_word(q)))); \
+                                t1[j] = _mm256_add_epi16(t1[j], _mm256_maddubs_epi16(u1, _mm256_set1_epi32((int)qgemv_k_word(q + 32)))); \
+                            }                                                                   \
+                        }                                                                       \
+                        for (int j = 0; j < CB; j++)                                            \
+                            isum[j] = _mm256_add_epi32(isum[j], _mm256_add_epi32(_mm256_madd_epi16(t0[j], s0), \
+                                                                                 _mm256_madd_epi16(t1[j], s1))); \
+                    }                                                                           \
+                }                                                                               \
+                const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * h))); \
+                const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * h))); \
+                for (int j = 0; j < CB; j++) {                                                  \
+                    const __m256 dy = _mm256_set1_ps(y[j][ib].d);                               \
+                    acc[h][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(isum[j]), acc[h][j]); \
+                    acc[h][j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(msum[j]), acc[h][j]); \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        for (int j = 0; j < CB; j++) {                                                          \
+            float o[16];                                                                        \
+            _mm256_storeu_ps(o, acc[0][j]);                                                     \
+            _mm256_storeu_ps(o + 8, acc[1][j]);                                                 \
+            for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];                        \
+        }                                                                                       \
+    }
+#endif
+
+#if defined(QGEMV_AVX2)
+#define QGEMV_X16_CASES_4(name, nb, p, a_, s, o, os)                                             \
+    case 1: x16_pass_##name(nb, p, a_, s, 1, o, os); break;                                     \
+    case 2: x16_pass_##name(nb, p, a_, s, 2, o, os); break;                                     \
+    case 3: x16_pass_##name(nb, p, a_, s, 3, o, os); break;                                     \
+    default: x16_pass_##name(nb, p, a_, s, 4, o, os); break;
+#define QGEMV_X16_CASES_8(name, nb, p, a_, s, o, os)                                             \
+    case 1: x16_pass_##name(nb, p, a_, s, 1, o, os); break;                                     \
+    case 2: x16_pass_##name(nb, p, a_, s, 2, o, os); break;                                     \
+    case 3: x16_pass_##name(nb, p, a_, s, 3, o, os); break;                                     \
+    case 4: x16_pass_##name(nb, p, a_, s, 4, o, os); break;                                     \
+    case 5: x16_pass_##name(nb, p, a_, s, 5, o, os); break;                                     \
+    case 6: x16_pass_##name(nb, p, a_, s, 6, o, os); break;                                     \
+    case 7: x16_pass_##name(nb, p, a_, s, 7, o, os); break;                                     \
+    default: x16_pass_##name(nb, p, a_, s, 8, o, os); break;
+#define QGEMV_X16_CASES_(cols, ...) QGEMV_X16_CASES_##cols(__VA_ARGS__)
+#define QGEMV_X16_CASES(cols, ...) QGEMV_X16_CASES_(cols, __VA_ARGS__)
+/* vec_dot_tile over npanels panels (panel_stride bytes apart): each panel against the columns,
+ * QGEMV_X16_COLS at a time */
+#define QGEMV_DEFINE_X16_TILE(name, HIGH_BIT)                                                    \
+    QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                       \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        for (int64_t i = 0; i < npanels; i++) {                                                 \
+            const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
+            for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_COLS) {                            \
+                const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                       \
+                float *o = out + 16 * i * out_stride + c0;                                      \
+                switch (ncols - c0) {                                                           \
+                QGEMV_X16_CASES(QGEMV_X16_COLS, name, n / QK_K, p, a_, act_stride, o, out_stride) \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#else
+/* portable: row by row, each panel block's row rebuilt and stepped as vec_dot does */
+#define QGEMV_DEFINE_X16_TILE(name, HIGH_BIT)                                                    \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        for (int64_t r = 0; r < 16 * npanels; r++) {                                            \
+            const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + r / 16 * panel_stride); \
+            for (int64_t c = 0; c < ncols; c++) {                                               \
+                const block_q8_K *y = (const block_q8_K *)((const uint8_t *)a + c * act_stride); \
+                float acc = 0.0f;                                                               \
+                for (int64_t ib = 0; ib < n / QK_K; ib++) {                                     \
+                    block_##name x;                                                             \
+                    x16_get_row_##name(&p[ib], (int)(r % 16), &x);                              \
+                    acc = k4_step_##name(acc, &x, &y[ib]);                                      \
+                }                                                                               \
+                out[r * out_stride + c] = acc;                                                  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#endif
+QGEMV_DEFINE_X16_TILE(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_X16_TILE(q5_K, QGEMV_K_HIGH_BIT)
