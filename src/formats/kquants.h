@@ -21,14 +21,14 @@
  *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
  *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
  *    levels <= 63, |p| <= 127.
- * 3. Products of q2_K, q3_K and q6_K keep the AVX2 madd lanes (lane k: values 4k..4k+3 of
- *    every 32) and fold each super-block into float lanes with one fma per lane, as ggml does;
- *    a horizontal reduction per super-block, exact but 15-25% slower, left q2_K behind ggml.
+ * 3. Products of q2_K and q3_K keep the AVX2 madd lanes (lane k: values 4k..4k+3 of every
+ *    32) and fold each super-block into float lanes with one fma per lane, as ggml does; a
+ *    horizontal reduction per super-block, exact but 15-25% slower, left q2_K behind ggml.
  *    The portable loops compute the same integer lanes and use fmaf, and the lanes are added
  *    in qgemv_hsum_f32x8's order: every ISA and every batch size gives the same bits.
- *    q4_K and q5_K instead finish each super-block's integer sums per row, then two scalar
- *    fmas: that horizontal reduction slows their row-by-row products, but their panels
- *    (kquants_x16.h, the default) keep 16 rows in lanes and need no reduction at all.
+ *    q4_K, q5_K and q6_K instead finish each super-block's integer sums per row, then one
+ *    scalar fma per float term: that horizontal reduction slows their row-by-row products,
+ *    but their panels (kquants_x16.h, the default) keep 16 rows in lanes and need none.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -233,7 +233,7 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
 QGEMV_DEFINE_VEC_DOT_K4(q4_K)
 QGEMV_DEFINE_VEC_DOT_K4(q5_K)
-/* q3_K and q6_K in lanes, as the AVX2 loops hold them: levels u = q + OFF (unsigned for
+/* q3_K in lanes, as the AVX2 loop holds them: levels u = q + OFF (unsigned for
  * maddubs), lane k = sum of sc u p over values 4k..4k+3 of every 32, minus OFF (sc_2k bsum_2k +
  * sc_2k+1 bsum_2k+1); each lane then takes one fma per super-block. */
 #define QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(name, OFF)                                     \
@@ -256,7 +256,25 @@ QGEMV_DEFINE_VEC_DOT_K4(q5_K)
         return qgemv_k_hsum_lanes(acc);                                                    \
     }
 QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(q3_K, 4)
-QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(q6_K, 32)
+/* q6_K: per super-block the exact integer sum isum = sum sc q p, then one fma,
+ * acc = fma(d_y d, isum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
+ * tile's horizontal sum, kquants_x16.h's panels lane by lane). */
+static inline float k6_step_q6_K(float acc, const block_q6_K *x, const block_q8_K *y) {
+    int8_t q[QK_K];
+    int16_t sc[16], mn[16];
+    unpack_q6_K_ref(x, q);
+    scales_q6_K(x, sc, mn);
+    int32_t is = 0;
+    for (int i = 0; i < QK_K; i++) is += sc[i / 16] * q[i] * y->qs[i];
+    return fmaf(y->d * scale_q6_K(x), (float)is, acc);
+}
+static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q6_K *x = (const block_q6_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    float acc = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) acc = k6_step_q6_K(acc, &x[ib], &y[ib]);
+    return acc;
+}
 #define QGEMV_TILES_KQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #else
 
@@ -589,12 +607,16 @@ QGEMV_ALWAYS_INLINE void qgemv_k6_levels(const block_q6_K *b, int h, __m256i u[4
 }
 
 /* q6_K (levels stored as u = q + 32 in [0, 63], the offset taken out through the bsums) against
- * up to 4 columns: levels and scale vectors decoded once, each column in its own lanes */
+ * up to 4 columns: levels and scale vectors decoded once, each column in its own lanes, its
+ * integer sum added up exactly per super-block for the portable vec_dot's one fma */
 QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
     const block_q8_K *y[4];
-    __m256 acc[4];
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+    float acc[4];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = 0.0f;
+    }
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
@@ -619,11 +641,11 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
         }
         const float d = qgemv_k_half(x[ib].d);
         for (int j = 0; j < CB; j++)
-            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][ib].d * d), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0[j], sum1[j])), acc[j]);
+            acc[j] = fmaf(y[j][ib].d * d, (float)qgemv_hsum_i32x8(_mm256_add_epi32(sum0[j], sum1[j])), acc[j]);
     }
-    qgemv_k_store_columns(acc, CB, out);
+    for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
-/* vec_dot is the one-column case (the lanes of the portable vec_dot above) */
+/* vec_dot is the one-column case (the portable vec_dot's bits) */
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q6_K, q8_K, tile_k6, QK_K, 4)
 
 /* dequantize q2_K, q3_K, q6_K from the products' level vectors, 32 values at a time: x = dl q
