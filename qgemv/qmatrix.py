@@ -1,6 +1,7 @@
 """QMatrix: an immutable 2-D block-quantized matrix over any buffer, without a copy."""
 from __future__ import annotations
 
+import functools
 import operator
 import os
 
@@ -50,6 +51,14 @@ _BLOCK_ALIGN = {i: row[4] for i, row in _COMPILED.items()}
 _COMPILED_OPS = {i: {op for op, present in ((DEQUANTIZE, row[0]), (MATMUL, row[1]), (QUANTIZE, row[5]))
                      if present}
                  for i, row in _COMPILED.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _has_panels(isa: str, qtype: int) -> bool:
+    """Whether the variant multiplies the format from its interleaved panels (the table's
+    interleave; src/formats/kquants_x16.h: QGEMV_PANELS_SLOWER lists those it does not)."""
+    fmt = _formats.BY_ID[qtype]
+    return bool(fmt.interleave) and _kernels.panel_rows(isa, qtype) == fmt.interleave
 
 
 class QMatrix:
@@ -338,18 +347,20 @@ class QMatrix:
                       panels: bool = True) -> tuple[int, np.ndarray, int, np.ndarray | None]:
         """(type id, bytes, bytes per row, panels) of what products read: the GGUF rows, or the
         copy the format prepares at the first product while set_repack(True) is in force (made
-        once, read-only): its rows in its repack_as format, or its first rows // 8 * 8 rows as
-        interleaved panels (returned beside the GGUF rows, which hold the last rows % 8; not made
-        for a caller that reads whole rows, panels=False)."""
+        once, read-only): its rows in its repack_as format, or its first rows // R * R rows as
+        interleaved panels of R = interleave rows (returned beside the GGUF rows, which hold the
+        last rows % R; not made for a caller that reads whole rows, panels=False, nor used by a
+        kernel variant that reads the format's GGUF rows faster)."""
         fmt = self._fmt
         rows, cols = self._shape
         twin = _formats.BY_NAME[fmt.repack_as] if fmt.repack_as else None
+        panels = panels and _has_panels(_dispatch.isa, fmt.id)
         if self._prepared is None and _repack:
             if twin is not None:
                 copy = np.empty(rows * twin.row_nbytes(cols), dtype=np.uint8)
                 _kernels.repack_rows(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols,
                                      copy, twin.row_nbytes(cols), n_threads)
-            elif panels and fmt.interleave and rows >= fmt.interleave:
+            elif panels and rows >= fmt.interleave:
                 copy = np.empty(rows // fmt.interleave * fmt.interleave * fmt.panel_row_nbytes(cols), dtype=np.uint8)
                 _kernels.interleave(_dispatch.isa, fmt.id, fmt.interleave, self._data, self._row_nbytes, cols, copy,
                                     fmt.panel_row_nbytes(cols), n_threads)

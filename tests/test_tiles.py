@@ -125,15 +125,20 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_but_q8_0_iq1_m_q4_K_and_q5_K():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "iq4_nl", "iq1_m",
-                                             "mxfp4"]
-    # 8 rows per panel, but 16 for q4_K and q5_K (a row per lane of a 512-bit vector)
-    assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {"q4_K": 16, "q5_K": 16}
+def test_interleaved_formats_are_the_32_value_formats_but_q8_0_iq1_m_and_three_k_quants():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q4_K", "q5_K", "q6_K", "iq4_nl",
+                                             "iq1_m", "mxfp4"]
+    # 8 rows per panel, but 16 for q4_K, q5_K and q6_K (a row per lane of a 512-bit vector)
+    assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {"q4_K": 16, "q5_K": 16, "q6_K": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
     assert [(f.name, f.panel_type_size) for f in INTERLEAVED if f.panel_type_size] == [("iq1_m", 76)]
+
+
+def _skip_without_panels(fmt):
+    if not _kernels.panel_rows(_dispatch.isa, fmt.id):   # kquants_x16.h: QGEMV_PANELS_SLOWER
+        pytest.skip(f"the {_dispatch.isa} variant multiplies {fmt.name} from its GGUF rows")
 
 
 def _panels(m, n_threads=1):
@@ -179,9 +184,17 @@ def _documented_panel(fmt, rows8):
 
 def _documented_x16_block(fmt, rows16):
     """block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks (16, type_size): d[16], dmin[16],
-    scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j."""
+    scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j;
+    block_q6_Kx16: d[16], scales[16 s + r], then per half h the ql and qh groups (16 rows x 4 bytes) in
+    the order its products read them: (ql 16 h + k, qh 8 h + k) for k < 8, then ql 16 h + 8 .. 16 h + 15."""
     def lanes(field, width):   # (16, nbytes) -> groups of `width` bytes, row r's group in lane r
         return field.reshape(16, -1, width).transpose(1, 0, 2).reshape(-1)
+    if fmt.name == "q6_K":     # block_q6_K: ql[128], qh[64], scales[16], d
+        ql = lanes(rows16[:, 0:128], 4).reshape(32, 64)
+        qh = lanes(rows16[:, 128:192], 4).reshape(16, 64)
+        order = [part for h in range(2) for part in
+                 [g for k in range(8) for g in (ql[16 * h + k], qh[8 * h + k])] + list(ql[16 * h + 8:16 * h + 16])]
+        return np.concatenate([rows16[:, 208:210].reshape(-1), lanes(rows16[:, 192:208], 1)] + order)
     parts = [rows16[:, 0:2].reshape(-1), rows16[:, 2:4].reshape(-1), lanes(rows16[:, 4:16], 1)]
     if fmt.name == "q5_K":
         parts.append(lanes(rows16[:, 16:48], 4))
@@ -216,6 +229,7 @@ def _documented_panel_block(fmt, rows8):
 def test_interleaved_layout_is_the_documented_one(fmt, isa):
     """include/qgemv/blocks.h: per panel block, the 8 rows' scales, then their levels, as the
     format's layout documents it."""
+    _skip_without_panels(fmt)
     R = fmt.interleave
     rows, cols = 3 * R, 5 * fmt.block_size
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=5), fmt.name, (rows, cols))
@@ -230,6 +244,7 @@ def test_interleaved_layout_is_the_documented_one(fmt, isa):
 def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
     """matmul_panels (prepared panels, the last rows % 8 from the GGUF rows) and matmul_act
     (panels made on the fly) give vec_dot's bits, on any thread count."""
+    _skip_without_panels(fmt)
     m, x, xq = _setup(fmt, rows, batch, seed=rows * 31 + batch)
     ref = _per_row(m, xq)
     for n_threads in (1, 2):
@@ -245,6 +260,7 @@ def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
 def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
     """Rows of 70 blocks: a batch sweeps the panels in chunks (2 full and a partial one for the
     32-block chunks of q32_pairs.h), keeping each column's accumulators between them."""
+    _skip_without_panels(fmt)
     rows, cols = 16, 70 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
     out = np.full((rows, batch), np.nan, dtype=np.float32)
@@ -253,7 +269,7 @@ def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
 
 
 @pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
-def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
+def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt, isa):
     rows, cols = 29, 4 * fmt.block_size
     blocks = random_blocks(fmt.name, rows, cols, seed=9)
     x = np.random.default_rng(9).standard_normal((cols, 3)).astype(np.float32)
@@ -262,6 +278,9 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
     m.dequantize()
     assert m._prepared is None
     y = m @ x
+    if not _kernels.panel_rows(isa, fmt.id):                    # this variant reads the GGUF rows
+        assert m._prepared is None
+        return
     panels = m._prepared
     full = rows // fmt.interleave * fmt.interleave                # 16 or 24 of the 29 rows
     assert panels is not None and panels.nbytes == full * fmt.panel_row_nbytes(cols) and not panels.flags.writeable
@@ -278,6 +297,22 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt):
         np.testing.assert_array_equal(m @ x, y)                # a prepared matrix keeps its panels
     finally:
         qgemv.set_repack(True)
+
+
+def test_a_variant_without_a_formats_panels_reads_its_gguf_rows(monkeypatch):
+    """A matrix whose panels one variant prepared multiplies from its GGUF rows in a variant that
+    does not use them (kquants_x16.h: QGEMV_PANELS_SLOWER), with that variant's row-by-row bits."""
+    pairs = [(f, a, b) for f in INTERLEAVED for a in _dispatch.runnable() for b in _dispatch.runnable()
+             if _kernels.panel_rows(a, f.id) and not _kernels.panel_rows(b, f.id)]
+    if not pairs:
+        pytest.skip("every variant this CPU runs uses every format's panels")
+    for fmt, with_panels, without in pairs:
+        m, x, xq = _setup(fmt, 40, 3, seed=fmt.id)
+        monkeypatch.setattr(_dispatch, "isa", with_panels)
+        m.matmul(x.T)
+        assert m._prepared is not None
+        monkeypatch.setattr(_dispatch, "isa", without)
+        np.testing.assert_array_equal(m.matmul(x.T), _per_row(m, xq), err_msg=f"{fmt.name}: {without}")
 
 
 def test_set_repack_takes_a_bool():
@@ -344,19 +379,23 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
 @pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16], ids=ids)
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
 def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
-    """q4_K's and q5_K's panels sum 16 rows' integers in lanes (kquants_x16.h; AVX2 adds maddubs
+    """q4_K's, q5_K's and q6_K's panels sum 16 rows' integers in lanes (kquants_x16.h; AVX2 adds maddubs
     pairs in int16): every level, scale and minimum at its largest, against activations all of one
     sign (the largest int16 sums) or alternating (sign 0), give vec_dot's bits, and every ISA
     variant the same ones (exact integers, then the same two fmas per super-block)."""
     rows, cols, batch = 40, 3 * 256, 5
     blocks = np.full((rows, cols // 256, fmt.type_size), 0xFF, np.uint8)
-    blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)   # finite d and dmin
+    if fmt.name == "q6_K":   # levels 63 - 32 = 31; the int8 scales at -128 and 127, in turn; finite d
+        blocks[:, :, 192:208] = np.array([0x80, 0x7F] * 8, np.uint8)
+        blocks[:, :, 208:210] = np.array([1e-3], np.float16).view(np.uint8)
+    else:
+        blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)   # finite d and dmin
     m = QMatrix(blocks.reshape(rows, -1), fmt.name, (rows, cols))
     x = np.where(np.arange(cols) % 2, 1.0, -1.0) if sign == 0 else np.full(cols, sign)
     x = (x[None, :] * np.linspace(1, 2, batch)[:, None]).astype(np.float32)
     xq = np.empty((batch, _formats.BY_NAME["q8_k"].row_nbytes(cols)), np.uint8)
     results = []
-    for isa_name in _dispatch.runnable():
+    for isa_name in [i for i in _dispatch.runnable() if _kernels.panel_rows(i, fmt.id)]:
         _kernels.quantize_activations(isa_name, _formats.BY_NAME["q8_k"].id, x, xq)
         want = np.full((rows, batch), np.nan, np.float32)
         _kernels.matmul_act_vec_dot(isa_name, fmt.id, m._data, m._row_nbytes, cols, xq, want, 1)
@@ -381,5 +420,5 @@ def test_panel_functions_refuse_a_wrong_row_count():
     with pytest.raises(ValueError, match="hold 16 rows, not 8"):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
-        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["q6_k"].id, 16, data, fmt.type_size, 256, panels,
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["q2_k"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)

@@ -354,14 +354,16 @@ static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt bl
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
- * q4_K and q5_K (qgemv/_formats.py: interleave = 16; src/formats/kquants_x16.h): a panel block
- * holds super-block b of 16 rows, every field transposed so row r sits in lane r,
- *     d[r], dmin[r]                  row r's d and dmin,
- *     scales[16 i + r]             = row r's scales[i]          (i < 12),
- *     qh[64 k + 4 r + j]           = row r's qh[4 k + j]        (k < 8, j < 4; q5_K),
- *     qs[64 g + 4 r + j]           = row r's qs[4 g + j]        (g < 32, j < 4),
- * so one 64-byte load gives a uint32 lane per row: of qs group g = 8 c + k, the low nibbles
- * are values 64 c + 4 k .. + 3 (sub-block 2 c), the high ones 32 more (sub-block 2 c + 1).
+ * q4_K, q5_K and q6_K (qgemv/_formats.py: interleave = 16; src/formats/kquants_x16.h): a panel
+ * block holds super-block b of 16 rows, every field transposed so row r sits in lane r,
+ *     d[r], dmin[r]                  row r's d and dmin (no dmin: q6_K),
+ *     scales[16 i + r]             = row r's scales[i]          (i < 12; q6_K: i < 16),
+ *     qh[64 k + 4 r + j]           = row r's qh[4 k + j]        (k < 8, j < 4; q6_K: k < 16),
+ *     qs[64 g + 4 r + j]           = row r's qs[4 g + j]        (g < 32, j < 4; q6_K: ql,
+ *                                                                 and qh and ql in another order),
+ * so one 64-byte load gives a uint32 lane per row: of q4_K's qs group g = 8 c + k, the low
+ * nibbles are values 64 c + 4 k .. + 3 (sub-block 2 c), the high ones 32 more (sub-block
+ * 2 c + 1); of q6_K's ql group g = 16 h + k, values 128 h + 4 k .. and 64 more.
  * A panel block is 16 blocks' bytes: the same traffic as the rows it holds. */
 typedef struct {
     qgemv_half d[16];
@@ -379,5 +381,15 @@ typedef struct {
     uint8_t qs[16 * QK_K / 2];
 } block_q5_Kx16;
 static_assert(sizeof(block_q5_Kx16) == 16 * sizeof(block_q5_K), "wrong q5_Kx16 block size/padding");
+
+/* q6_K's levels come in the order its products read them, so a panel streams front to back:
+ * half h holds ql group 16 h + k, then qh group 8 h + k, for k < 8, then ql groups 16 h + 8 ..
+ * 16 h + 15 (which take the same qh groups' other bits), each group 16 rows x 4 bytes */
+typedef struct {
+    qgemv_half d[16];
+    int8_t scales[16 * QK_K / 16];
+    uint8_t q[2][24][64];
+} block_q6_Kx16;
+static_assert(sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K), "wrong q6_Kx16 block size/padding");
 
 #endif /* QGEMV_BLOCKS_H */
