@@ -20,7 +20,7 @@ gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-ans
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
               repacked layout in spirit; and iq1_m, whose panels hold its rows as trits; 16: q4_K,
-              q5_K and q6_K, ``block_<name>x16``, a row per lane of a 512-bit vector).
+              q5_K, q6_K and iq4_xs, ``block_<name>x16``, a row per lane of a 512-bit vector).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
               as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
@@ -126,7 +126,7 @@ FORMATS: tuple[Format, ...] = (
     _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q}),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}),
-    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(24, "i8", 1, 1, None, "int", _ELEM),
     _f(25, "i16", 1, 2, None, "int", _ELEM),
     _f(26, "i32", 1, 4, None, "int", _ELEM),

@@ -18,7 +18,7 @@ STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
 # in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h,
-# q32_pairs.h, kquants_x16.h and iq1.h), and
+# q32_pairs.h, superblocks_x16.h and iq1.h), and
 # those with a repack_as format from a copy in that format (tq1_0 as tq2_0: src/formats/ternary.h).
 # The copy is as large as the matrix (iq1_m's trits: 1.36x, tq1_0's: 1.22x); QGEMV_REPACK=0 or
 # set_repack(False) keeps to the GGUF bytes.
@@ -56,7 +56,7 @@ _COMPILED_OPS = {i: {op for op, present in ((DEQUANTIZE, row[0]), (MATMUL, row[1
 @functools.lru_cache(maxsize=None)
 def _has_panels(isa: str, qtype: int) -> bool:
     """Whether the variant multiplies the format from its interleaved panels (the table's
-    interleave; src/formats/kquants_x16.h: QGEMV_PANELS_SLOWER lists those it does not)."""
+    interleave; src/formats/superblocks_x16.h: QGEMV_PANELS_SLOWER lists those it does not)."""
     fmt = _formats.BY_ID[qtype]
     return bool(fmt.interleave) and _kernels.panel_rows(isa, qtype) == fmt.interleave
 

@@ -35,7 +35,7 @@
 #include "formats/iq4_xs.h"
 #include "formats/iq1.h"
 #include "formats/kquants.h"
-#include "formats/kquants_x16.h"
+#include "formats/superblocks_x16.h"
 #include "formats/quantize_common.h"
 #include "formats/quantize_q32.h"
 #include "formats/quantize_tq.h"

@@ -29,6 +29,19 @@ static inline void unpack_iq4_xs_ref(const block_iq4_xs *b, int ib, int8_t q[32]
     }
 }
 
+/* the portable product's step per super-block: sum += d_x d_y sum_ib (ls_ib - 32) sum_j q_j a_j */
+static inline float iq4_xs_step(float sum, const block_iq4_xs *x, const block_q8_K *y) {
+    int32_t sumi = 0;
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        int8_t q[32];
+        unpack_iq4_xs_ref(x, ib, q);
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++) s += q[j] * y->qs[32 * ib + j];
+        sumi += sub_scale_iq4_xs(x, ib) * s;
+    }
+    return sum + qgemv_fp16_to_fp32(x->d) * y->d * (float)sumi;
+}
+
 /* x = (d (ls - 32)) kvalues[q]: the sub-block scale rounded once, then one product, as ggml */
 static void dequant_row_iq4_xs(const void *restrict src, float *restrict dst, int64_t n) {
     const block_iq4_xs *x = (const block_iq4_xs *)src;
@@ -76,12 +89,17 @@ static inline __m256i levels_iq4_xs(const uint8_t qs[16], __m256i table) {
  * the decode takes 4 shuffle-port ops (2 lookups, 2 scale broadcasts), as the former vec_dot's
  * 5 (2 lookups, 2 activation permutes, 1 scale): GEMV as fast (C harness, 4096 x 4096, 1 thread,
  * 0.78-0.82 ms either way), batch 8 6.7 -> 4.4 ms, batch 32 26.8 -> 17.2 ms; putting the
- * levels in value order by 2 permutes after the lookups cost GEMV 10% */
+ * levels in value order by 2 permutes after the lookups cost GEMV 10%.  The AVX-512 variant
+ * adds each super-block's lanes up exactly and takes one scalar fma instead, the arithmetic of
+ * its 16-row panels (superblocks_x16.h), which serve its products */
 QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const uint8_t *a, int64_t act_stride,
                                      const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc[QGEMV_TILE_COLS_MAX];
     qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+#if defined(QGEMV_AVX512)
+    float sums[QGEMV_TILE_COLS_MAX] = {0};
+#endif
     const __m128i kv = _mm_loadu_si128((const __m128i *)kvalues_iq4nl);
     const __m256i table = _mm256_set_m128i(kv, kv);
     for (int64_t i = 0; i < nb; i++) {
@@ -101,9 +119,17 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
         }
         const float dx = qgemv_fp16_to_fp32(x[i].d);
         for (int c = 0; c < CB; c++)
+#if defined(QGEMV_AVX512)
+            sums[c] = fmaf(dx * y[c][i].d, (float)qgemv_hsum_i32x8(sum[c]), sums[c]);
+#else
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[c][i].d), _mm256_cvtepi32_ps(sum[c]), acc[c]);
+#endif
     }
+#if defined(QGEMV_AVX512)
+    for (int c = 0; c < CB; c++) out[c] = sums[c];
+#else
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
+#endif
 }
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq4_xs, q8_K, tile_iq4_xs, QK_K, 8)
 #define QGEMV_TILES_IQ4_XS(X) X(iq4_xs, q8_K)
@@ -112,17 +138,7 @@ static float vec_dot_iq4_xs_q8_K(int64_t n, const void *restrict w, const void *
     const block_iq4_xs *x = (const block_iq4_xs *)w;
     const block_q8_K *y = (const block_q8_K *)a;
     float sum = 0.0f;
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        int32_t sumi = 0;
-        for (int ib = 0; ib < QK_K / 32; ib++) {
-            int8_t q[32];
-            unpack_iq4_xs_ref(&x[i], ib, q);
-            int32_t s = 0;
-            for (int j = 0; j < 32; j++) s += q[j] * y[i].qs[32 * ib + j];
-            sumi += sub_scale_iq4_xs(&x[i], ib) * s;
-        }
-        sum += qgemv_fp16_to_fp32(x[i].d) * y[i].d * (float)sumi;
-    }
+    for (int64_t i = 0; i < n / QK_K; i++) sum = iq4_xs_step(sum, &x[i], &y[i]);
     return sum;
 }
 #define QGEMV_TILES_IQ4_XS(X)   /* portable: the generic tile (src/tiles.h) */

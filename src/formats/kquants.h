@@ -28,7 +28,7 @@
  *    in qgemv_hsum_f32x8's order: every ISA and every batch size gives the same bits.
  *    q4_K, q5_K and q6_K instead finish each super-block's integer sums per row, then one
  *    scalar fma per float term: that horizontal reduction slows their row-by-row products,
- *    but their panels (kquants_x16.h, the default) keep 16 rows in lanes and need none.
+ *    but their panels (superblocks_x16.h, the default) keep 16 rows in lanes and need none.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -211,7 +211,7 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
 /* q4_K and q5_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s
  * (the bsums of sub-block s), then two fmas, acc = fma(d_y d, isum, acc), then
  * fma(-(d_y dmin), msum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
- * tile's QGEMV_K4_FLOAT_STEP, kquants_x16.h's panels lane by lane). */
+ * tile's QGEMV_K4_FLOAT_STEP, superblocks_x16.h's panels lane by lane). */
 #define QGEMV_DEFINE_VEC_DOT_K4(name)                                                      \
     static inline float k4_step_##name(float acc, const block_##name *x, const block_q8_K *y) { \
         int8_t q[QK_K];                                                                    \
@@ -258,7 +258,7 @@ QGEMV_DEFINE_VEC_DOT_K4(q5_K)
 QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(q3_K, 4)
 /* q6_K: per super-block the exact integer sum isum = sum sc q p, then one fma,
  * acc = fma(d_y d, isum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
- * tile's horizontal sum, kquants_x16.h's panels lane by lane). */
+ * tile's horizontal sum, superblocks_x16.h's panels lane by lane). */
 static inline float k6_step_q6_K(float acc, const block_q6_K *x, const block_q8_K *y) {
     int8_t q[QK_K];
     int16_t sc[16], mn[16];
@@ -532,7 +532,7 @@ QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
 /* a super-block's integer sums are added up exactly (isum = sum_s sc_s sum_{i in s} u_i a_i,
  * msum = sum_s mn_s sum_{i in s} a_i) and its float work is two scalar fmas, as the portable
  * vec_dot's: acc = fma(d d_y, isum, acc), then fma(-(dmin d_y), msum, acc); the panels of
- * kquants_x16.h do the same with 16 rows in the lanes of a vector */
+ * superblocks_x16.h do the same with 16 rows in the lanes of a vector */
 #define QGEMV_K4_FLOAT_STEP(acc, dm, isum8, msum4)                                         \
     do {                                                                                   \
         const __m128 t_ = qgemv_k4_totals(isum8, msum4);   /* (isum, msum) */              \

@@ -1,21 +1,27 @@
-/* q4_K and q5_K on 16 interleaved rows: the panels QMatrix prepares once per matrix.
+/* The 256-value formats q4_K, q5_K, q6_K and iq4_xs on 16 interleaved rows: the panels QMatrix
+ * prepares once per matrix.
  *
  * A panel block (block_<name>x16, include/qgemv/blocks.h) holds one super-block of 16 rows with
  * row r in lane r of every field, so a 64-byte load gives 4 levels of each of the 16 rows.  Per
- * super-block and activation column the 16 rows' exact integer sums
- *     isum_r = sum_s sc_rs sum_{i in s} u_ri p_i,     msum_r = sum_s m_rs (p summed over s)
- * finish in lanes, then the two fmas of vec_dot (kquants.h: k4_step_<name>) run on 16 rows at
- * once, acc_r = fma(d_y d_r, isum_r, acc_r), then fma(-(d_y dmin_r), msum_r, acc_r): each
- * (row, column) gets vec_dot's bits, whatever the batch or the layout.
+ * super-block and activation column the 16 rows' exact integer sums finish in lanes,
+ *     isum_r = sum_s sc_rs sum_{i in s} u_ri p_i  (- the offset of unsigned levels u = q + c,
+ *              c sum_s sc_rs bsum_s: q6_K's 32, iq4_xs's 128),
+ *     msum_r = sum_s m_rs bsum_s                  (q4_K, q5_K's minimums),
+ * then the fmas of the format's row-by-row product run on 16 rows at once: acc_r =
+ * fma(d_y d_r, isum_r, acc_r), then for q4_K / q5_K fma(-(d_y dmin_r), msum_r, acc_r) (kquants.h:
+ * k4_step_<name>, k6_step_q6_K; iq4_xs.h's AVX-512 tile).  Each (row, column) gets the
+ * row-by-row product's bits, whatever the batch or the layout.
  *   AVX-512 (VNNI)  4 levels x 16 rows per vpdpbusd against a column's 4 int8 activations
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
- *                   minimums as int16 pairs through vpdpwssd against the column's 32-value sums;
- *   AVX2            the same on 8 rows per vector, maddubs pairs summed in int16 (at most
- *                   8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a time for q5_K's
- *                   5-bit ones), then madd with the scales;
- *   portable        row by row, each block rebuilt and stepped as vec_dot does.
- * The decode of a super-block (nibbles, 6-bit scales) is shared by 16 rows and the columns of
- * a pass: no horizontal sums, where a row-by-row q4_K product needs one per super-block.
+ *                   minimums and offsets as int16 pairs through vpdpwssd against the column's
+ *                   bsums;
+ *   AVX2            q4_K, q5_K (and q6_K, not used: QGEMV_PANELS_SLOWER) on 8 rows per vector,
+ *                   maddubs pairs summed in int16 while they fit (8 15 2 128 < 2^15 for q4_K's
+ *                   4-bit levels, 4 groups at a time for q5_K's 5-bit ones), then madd with the
+ *                   scales;
+ *   portable        row by row, each block rebuilt and stepped as the portable product does.
+ * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
+ * and no horizontal sums are left, where a row-by-row product needs one per super-block.
  */
 
 /* ---------------------------------------------------------------- the layout */
@@ -58,6 +64,19 @@ static inline void x16_get_row_q6_K(const block_q6_Kx16 *p, int r, block_q6_K *x
     for (int k = 0; k < 16; k++) memcpy(&x->qh[4 * k], x16_qh_q6_K(p, k / 8, k % 8) + 4 * r, 4);
 }
 
+static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4_xs *x) {
+    p->d[r] = x->d;
+    p->scales_h[r] = x->scales_h;
+    memcpy(&p->scales_l[4 * r], x->scales_l, 4);
+    for (int g = 0; g < 32; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
+}
+static inline void x16_get_row_iq4_xs(const block_iq4_xsx16 *p, int r, block_iq4_xs *x) {
+    x->d = p->d[r];
+    x->scales_h = p->scales_h[r];
+    memcpy(x->scales_l, &p->scales_l[4 * r], 4);
+    for (int g = 0; g < 32; g++) memcpy(&x->qs[4 * g], &p->qs[64 * g + 4 * r], 4);
+}
+
 /* rows 0..15 of w (row_stride bytes apart), n values each -> n / 256 panel blocks */
 #define QGEMV_DEFINE_INTERLEAVE_X16(name)                                                        \
     static void interleave_x16_##name(const void *restrict w, int64_t row_stride, int64_t n,    \
@@ -70,6 +89,7 @@ static inline void x16_get_row_q6_K(const block_q6_Kx16 *p, int r, block_q6_K *x
 QGEMV_DEFINE_INTERLEAVE_X16(q4_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q5_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q6_K)
+QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs)
 
 /* ---------------------------------------------------------------- the panel tiles */
 /* a batch's passes prefetch each level line they load QGEMV_STREAM_AHEAD bytes ahead (batch 8
@@ -270,6 +290,73 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
+/* iq4_xs: levels kvalues_iq4nl[q] + 128 in [1, 241] (one vpshufb per nibble vector), 8 groups per
+ * 32-value sub-block, each sub-block's sums times the rows' ls - 32 (vpmulld); the offset
+ * 128 sum_s (ls_s - 32) bsum_s comes out once per super-block through vpdpwssd, then one fma */
+QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, const uint8_t *a, int64_t act_stride,
+                                         const int CB, float *out, int64_t out_stride) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i table = _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128((const __m128i *)kvalues_iq4nl),
+                                                               _mm_set1_epi8((char)0x80)));   /* kvalues + 128 */
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m512 acc[QGEMV_X16_COLS];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm512_setzero_ps();
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_iq4_xsx16 *b = p + ib;
+        /* lane r: row r's scales_l (sub-block s in bits 4 s .. 4 s + 3) and scales_h (bits 2 s, 2 s + 1) */
+        const __m512i sl = _mm512_loadu_si512((const void *)b->scales_l);
+        const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b->scales_h));
+#define QGEMV_IQ4_XS_X16_SCALE(s)                                                                \
+        _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sl, 4 * (s)), _mm512_set1_epi32(0x0f)), \
+                                         _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh, 2 * (s)), _mm512_set1_epi32(3)), 4)), \
+                         _mm512_set1_epi32(32))
+        __m512i isum[QGEMV_X16_COLS];
+        {
+            __m512i spair[4];   /* lane r: int16 (ls_2k - 32, ls_2k+1 - 32) */
+            for (int k = 0; k < 4; k++)
+                spair[k] = _mm512_or_si512(_mm512_and_si512(QGEMV_IQ4_XS_X16_SCALE(2 * k), _mm512_set1_epi32(0xffff)),
+                                           _mm512_slli_epi32(QGEMV_IQ4_XS_X16_SCALE(2 * k + 1), 16));
+            for (int j = 0; j < CB; j++) {   /* isum starts at -128 sum_s (ls_s - 32) bsum_s */
+                const __m128i bp = x16_bsum_pairs(&y[j][ib]);
+                __m512i off = _mm512_setzero_si512();
+                off = _mm512_dpwssd_epi32(off, spair[0], _mm512_set1_epi32(_mm_extract_epi32(bp, 0)));
+                off = _mm512_dpwssd_epi32(off, spair[1], _mm512_set1_epi32(_mm_extract_epi32(bp, 1)));
+                off = _mm512_dpwssd_epi32(off, spair[2], _mm512_set1_epi32(_mm_extract_epi32(bp, 2)));
+                off = _mm512_dpwssd_epi32(off, spair[3], _mm512_set1_epi32(_mm_extract_epi32(bp, 3)));
+                isum[j] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(off, 7));
+            }
+        }
+        for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
+            __m512i t[QGEMV_X16_COLS];
+            for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
+            for (int k = 0; k < 4; k++) {
+                QGEMV_X16_PREFETCH(CB, b->qs + 64 * (4 * s + k));
+                const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k)));
+                const __m512i u0 = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
+                const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
+                for (int j = 0; j < CB; j++) {
+                    const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
+                    t[j] = _mm512_dpbusd_epi32(t[j], u0, _mm512_set1_epi32((int)qgemv_k_word(x)));
+                    t[j] = _mm512_dpbusd_epi32(t[j], u1, _mm512_set1_epi32((int)qgemv_k_word(x + 16)));
+                }
+            }
+            const __m512i sc = QGEMV_IQ4_XS_X16_SCALE(s);
+            for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
+        }
+#undef QGEMV_IQ4_XS_X16_SCALE
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        for (int j = 0; j < CB; j++)
+            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
+    }
+    for (int j = 0; j < CB; j++) {
+        float o[16];
+        _mm512_storeu_ps(o, acc[j]);
+        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    }
+}
 #elif defined(QGEMV_AVX2)
 /* the same on 8 rows per vector, both halves of the panel in turn per sub-block pair; the levels
  * are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a time) */
@@ -432,9 +519,10 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
     default: x16_pass_##name(nb, p, a_, s, 8, o, os); break;
 #define QGEMV_X16_CASES_(cols, ...) QGEMV_X16_CASES_##cols(__VA_ARGS__)
 #define QGEMV_X16_CASES(cols, ...) QGEMV_X16_CASES_(cols, __VA_ARGS__)
-/* vec_dot_tile over npanels panels (panel_stride bytes apart): each panel against the columns,
- * QGEMV_X16_COLS at a time */
-#define QGEMV_DEFINE_X16_TILE(name, step)                                                        \
+#endif
+/* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
+ * against the columns, QGEMV_X16_COLS at a time */
+#define QGEMV_DEFINE_X16_TILE_BY_PASSES(name)                                                    \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
@@ -449,9 +537,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
             }                                                                                   \
         }                                                                                       \
     }
-#else
-/* portable: row by row, each panel block's row rebuilt and stepped as vec_dot does */
-#define QGEMV_DEFINE_X16_TILE(name, step)                                                        \
+/* the same row by row, each panel block's row rebuilt and taken through the portable vec_dot's
+ * step per super-block */
+#define QGEMV_DEFINE_X16_TILE_BY_ROWS(name, step)                                                \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
@@ -469,15 +557,26 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
             }                                                                                   \
         }                                                                                       \
     }
-#endif
 /* the formats whose panels this variant does not prepare, reading their GGUF rows instead
- * (src/kernels.c: panel_rows): q6_K's 8-row AVX2 pass ran the GEMV 30% slower than its row tile
- * (4096 x 4096, 1 thread, 0.49 -> 0.63 ms; batch 8 even) */
+ * (src/kernels.c: panel_rows; _check_panel_rows refuses them): q6_K's 8-row AVX2 pass ran the
+ * GEMV 30% slower than its row tile (4096 x 4096, 1 thread, 0.49 -> 0.63 ms; batch 8 even), and
+ * iq4_xs has no AVX2 pass (its levels + 128 overflow maddubs' int16 pairs) */
 #if defined(QGEMV_AVX512)
 #define QGEMV_PANELS_SLOWER(X)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs)
+#elif defined(QGEMV_AVX2)
+#define QGEMV_PANELS_SLOWER(X) X(q6_K) X(iq4_xs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
+QGEMV_DEFINE_X16_TILE_BY_ROWS(iq4_xs, iq4_xs_step)   /* refused here: the portable arithmetic */
 #else
-#define QGEMV_PANELS_SLOWER(X) X(q6_K)
+#define QGEMV_PANELS_SLOWER(X) X(q6_K) X(iq4_xs)
+QGEMV_DEFINE_X16_TILE_BY_ROWS(q4_K, k4_step_q4_K)
+QGEMV_DEFINE_X16_TILE_BY_ROWS(q5_K, k4_step_q5_K)
+QGEMV_DEFINE_X16_TILE_BY_ROWS(q6_K, k6_step_q6_K)
+QGEMV_DEFINE_X16_TILE_BY_ROWS(iq4_xs, iq4_xs_step)
 #endif
-QGEMV_DEFINE_X16_TILE(q4_K, k4_step_q4_K)
-QGEMV_DEFINE_X16_TILE(q5_K, k4_step_q5_K)
-QGEMV_DEFINE_X16_TILE(q6_K, k6_step_q6_K)
