@@ -29,19 +29,6 @@ static inline void unpack_iq4_xs_ref(const block_iq4_xs *b, int ib, int8_t q[32]
     }
 }
 
-/* the portable product's step per super-block: sum += d_x d_y sum_ib (ls_ib - 32) sum_j q_j a_j */
-static inline float iq4_xs_step(float sum, const block_iq4_xs *x, const block_q8_K *y) {
-    int32_t sumi = 0;
-    for (int ib = 0; ib < QK_K / 32; ib++) {
-        int8_t q[32];
-        unpack_iq4_xs_ref(x, ib, q);
-        int32_t s = 0;
-        for (int j = 0; j < 32; j++) s += q[j] * y->qs[32 * ib + j];
-        sumi += sub_scale_iq4_xs(x, ib) * s;
-    }
-    return sum + qgemv_fp16_to_fp32(x->d) * y->d * (float)sumi;
-}
-
 /* x = (d (ls - 32)) kvalues[q]: the sub-block scale rounded once, then one product, as ggml */
 static void dequant_row_iq4_xs(const void *restrict src, float *restrict dst, int64_t n) {
     const block_iq4_xs *x = (const block_iq4_xs *)src;
@@ -138,7 +125,17 @@ static float vec_dot_iq4_xs_q8_K(int64_t n, const void *restrict w, const void *
     const block_iq4_xs *x = (const block_iq4_xs *)w;
     const block_q8_K *y = (const block_q8_K *)a;
     float sum = 0.0f;
-    for (int64_t i = 0; i < n / QK_K; i++) sum = iq4_xs_step(sum, &x[i], &y[i]);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        int32_t sumi = 0;
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            int8_t q[32];
+            unpack_iq4_xs_ref(&x[i], ib, q);
+            int32_t s = 0;
+            for (int j = 0; j < 32; j++) s += q[j] * y[i].qs[32 * ib + j];
+            sumi += sub_scale_iq4_xs(&x[i], ib) * s;
+        }
+        sum += qgemv_fp16_to_fp32(x[i].d) * y[i].d * (float)sumi;
+    }
     return sum;
 }
 #define QGEMV_TILES_IQ4_XS(X)   /* portable: the generic tile (src/tiles.h) */

@@ -15,17 +15,16 @@
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
  *                   minimums and offsets as int16 pairs through vpdpwssd against the column's
  *                   bsums;
- *   AVX2            q4_K, q5_K (and q6_K, not used: QGEMV_PANELS_SLOWER) on 8 rows per vector,
- *                   maddubs pairs summed in int16 while they fit (8 15 2 128 < 2^15 for q4_K's
- *                   4-bit levels, 4 groups at a time for q5_K's 5-bit ones), then madd with the
- *                   scales;
- *   portable        row by row, each block rebuilt and stepped as the portable product does.
+ *   AVX2            q4_K and q5_K on 8 rows per vector, maddubs pairs summed in int16 while
+ *                   they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a time for
+ *                   q5_K's 5-bit ones), then madd with the scales;
+ *   portable        none: the formats' GGUF rows (QGEMV_NO_PANELS).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
  */
 
 /* ---------------------------------------------------------------- the layout */
-/* row r of a panel block from a GGUF block, and back (the fields block_<name>x16 has) */
+/* row r of a panel block from a GGUF block (the fields block_<name>x16 has) */
 #define QGEMV_K_X16_NO_QH(...)
 #define QGEMV_K_X16_QH(...) __VA_ARGS__
 #define QGEMV_DEFINE_X16_PUT_ROW(name, QH)                                                       \
@@ -35,13 +34,6 @@
         for (int i = 0; i < K_SCALE_SIZE; i++) p->scales[16 * i + r] = x->scales[i];           \
         QH(for (int k = 0; k < 8; k++) memcpy(&p->qh[64 * k + 4 * r], &x->qh[4 * k], 4);)       \
         for (int g = 0; g < 32; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);          \
-    }                                                                                           \
-    static inline void x16_get_row_##name(const block_##name##x16 *p, int r, block_##name *x) { \
-        x->d = p->d[r];                                                                         \
-        x->dmin = p->dmin[r];                                                                   \
-        for (int i = 0; i < K_SCALE_SIZE; i++) x->scales[i] = p->scales[16 * i + r];           \
-        QH(for (int k = 0; k < 8; k++) memcpy(&x->qh[4 * k], &p->qh[64 * k + 4 * r], 4);)       \
-        for (int g = 0; g < 32; g++) memcpy(&x->qs[4 * g], &p->qs[64 * g + 4 * r], 4);          \
     }
 QGEMV_DEFINE_X16_PUT_ROW(q4_K, QGEMV_K_X16_NO_QH)
 QGEMV_DEFINE_X16_PUT_ROW(q5_K, QGEMV_K_X16_QH)
@@ -57,24 +49,12 @@ static inline void x16_put_row_q6_K(block_q6_Kx16 *p, int r, const block_q6_K *x
     for (int g = 0; g < 32; g++) memcpy((uint8_t *)x16_ql_q6_K(p, g) + 4 * r, &x->ql[4 * g], 4);
     for (int k = 0; k < 16; k++) memcpy((uint8_t *)x16_qh_q6_K(p, k / 8, k % 8) + 4 * r, &x->qh[4 * k], 4);
 }
-static inline void x16_get_row_q6_K(const block_q6_Kx16 *p, int r, block_q6_K *x) {
-    x->d = p->d[r];
-    for (int s = 0; s < 16; s++) x->scales[s] = p->scales[16 * s + r];
-    for (int g = 0; g < 32; g++) memcpy(&x->ql[4 * g], x16_ql_q6_K(p, g) + 4 * r, 4);
-    for (int k = 0; k < 16; k++) memcpy(&x->qh[4 * k], x16_qh_q6_K(p, k / 8, k % 8) + 4 * r, 4);
-}
 
 static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4_xs *x) {
     p->d[r] = x->d;
     p->scales_h[r] = x->scales_h;
     memcpy(&p->scales_l[4 * r], x->scales_l, 4);
     for (int g = 0; g < 32; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
-}
-static inline void x16_get_row_iq4_xs(const block_iq4_xsx16 *p, int r, block_iq4_xs *x) {
-    x->d = p->d[r];
-    x->scales_h = p->scales_h[r];
-    memcpy(x->scales_l, &p->scales_l[4 * r], 4);
-    for (int g = 0; g < 32; g++) memcpy(&x->qs[4 * g], &p->qs[64 * g + 4 * r], 4);
 }
 
 /* rows 0..15 of w (row_stride bytes apart), n values each -> n / 256 panel blocks */
@@ -136,10 +116,6 @@ static inline void x16_scales_mins(const uint8_t scales[16 * K_SCALE_SIZE], uint
 static inline __m256i x16_scale_pairs_u8(const uint8_t *sc) {
     const __m128i s = _mm_loadl_epi64((const __m128i *)sc);
     return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(s, s));
-}
-static inline __m256i x16_scale_pairs_i8(const int8_t *sc) {
-    const __m128i s = _mm_loadl_epi64((const __m128i *)sc);
-    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(s, s));
 }
 /* a column's 32-value sums of p as int16 pairs, pair k = (sum over sub-block 2k, over 2k + 1) */
 static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
@@ -435,71 +411,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
 QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
 
-/* q6_K on 8 rows per vector: maddubs pairs of levels <= 63 summed in int16 two groups at a time
- * (2 2 63 128 < 2^15), then madd with the rows' scales */
-QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, float *out, int64_t out_stride) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m256 acc[2][QGEMV_X16_COLS];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[0][j] = acc[1][j] = _mm256_setzero_ps();
-    }
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q6_Kx16 *b = p + ib;
-        for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
-            __m256i isum[QGEMV_X16_COLS];
-            for (int j = 0; j < CB; j++) isum[j] = _mm256_setzero_si256();
-            for (int i = 0; i < 8; i++) {   /* -32 sum_s sc_s bsum_s, scale pairs (2 i, 2 i + 1) */
-                const __m128i s0 = _mm_loadl_epi64((const __m128i *)(b->scales + 32 * i + 8 * half));
-                const __m128i s1 = _mm_loadl_epi64((const __m128i *)(b->scales + 32 * i + 16 + 8 * half));
-                const __m256i sp = _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(s0, s1)), 5);
-                for (int j = 0; j < CB; j++)
-                    isum[j] = _mm256_sub_epi32(isum[j], _mm256_madd_epi16(sp, _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i)))));
-            }
-            for (int h = 0; h < 2; h++)
-                for (int s = 0; s < 4; s++) {   /* sub-blocks 8 h + s (low nibbles) and 8 h + 4 + s (high) */
-                    const __m256i s0 = x16_scale_pairs_i8(b->scales + 16 * (8 * h + s) + 8 * half);
-                    const __m256i s1 = x16_scale_pairs_i8(b->scales + 16 * (8 * h + 4 + s) + 8 * half);
-                    for (int k0 = 0; k0 < 4; k0 += 2) {
-                        __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];
-                        for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();
-                        for (int kk = k0; kk < k0 + 2; kk++) {
-                            const int k = 4 * s + kk, g = 16 * h + k;
-                            if (half == 0) {
-                                QGEMV_X16_PREFETCH(CB, x16_ql_q6_K(b, g));
-                                if (k < 8) QGEMV_X16_PREFETCH(CB, x16_qh_q6_K(b, h, k));
-                            }
-                            const __m256i l = _mm256_loadu_si256((const __m256i *)(x16_ql_q6_K(b, g) + 32 * half));
-                            const __m256i q = _mm256_loadu_si256((const __m256i *)(x16_qh_q6_K(b, h, k % 8) + 32 * half));
-                            const __m256i u0 = _mm256_or_si256(_mm256_and_si256(l, low4),
-                                                               _mm256_and_si256(_mm256_slli_epi32(q, k < 8 ? 4 : 2), bits45));
-                            const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(l, 4), low4),
-                                                               _mm256_and_si256(k < 8 ? q : _mm256_srli_epi32(q, 2), bits45));
-                            for (int j = 0; j < CB; j++) {
-                                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 4 * k;
-                                t0[j] = _mm256_add_epi16(t0[j], _mm256_maddubs_epi16(u0, _mm256_set1_epi32((int)qgemv_k_word(x))));
-                                t1[j] = _mm256_add_epi16(t1[j], _mm256_maddubs_epi16(u1, _mm256_set1_epi32((int)qgemv_k_word(x + 64))));
-                            }
-                        }
-                        for (int j = 0; j < CB; j++)
-                            isum[j] = _mm256_add_epi32(isum[j], _mm256_add_epi32(_mm256_madd_epi16(t0[j], s0),
-                                                                                 _mm256_madd_epi16(t1[j], s1)));
-                    }
-                }
-            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
-            for (int j = 0; j < CB; j++)
-                acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(isum[j]), acc[half][j]);
-        }
-    }
-    for (int j = 0; j < CB; j++) {
-        float o[16];
-        _mm256_storeu_ps(o, acc[0][j]);
-        _mm256_storeu_ps(o + 8, acc[1][j]);
-        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
-    }
-}
 #endif
 
 #if defined(QGEMV_AVX2)
@@ -537,46 +448,28 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
             }                                                                                   \
         }                                                                                       \
     }
-/* the same row by row, each panel block's row rebuilt and taken through the portable vec_dot's
- * step per super-block */
-#define QGEMV_DEFINE_X16_TILE_BY_ROWS(name, step)                                                \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
-        for (int64_t r = 0; r < 16 * npanels; r++) {                                            \
-            const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + r / 16 * panel_stride); \
-            for (int64_t c = 0; c < ncols; c++) {                                               \
-                const block_q8_K *y = (const block_q8_K *)((const uint8_t *)a + c * act_stride); \
-                float acc = 0.0f;                                                               \
-                for (int64_t ib = 0; ib < n / QK_K; ib++) {                                     \
-                    block_##name x;                                                             \
-                    x16_get_row_##name(&p[ib], (int)(r % 16), &x);                              \
-                    acc = step(acc, &x, &y[ib]);                                                \
-                }                                                                               \
-                out[r * out_stride + c] = acc;                                                  \
-            }                                                                                   \
-        }                                                                                       \
-    }
-/* the formats whose panels this variant does not prepare, reading their GGUF rows instead
- * (src/kernels.c: panel_rows; _check_panel_rows refuses them): q6_K's 8-row AVX2 pass ran the
- * GEMV 30% slower than its row tile (4096 x 4096, 1 thread, 0.49 -> 0.63 ms; batch 8 even), and
- * iq4_xs has no AVX2 pass (its levels + 128 overflow maddubs' int16 pairs) */
+/* the formats whose panels this variant does not use (src/kernels.c: panel_rows = 0, and no
+ * panel_tile: _check_panel_rows refuses them, QMatrix reads their GGUF rows):
+ *   AVX2      q6_K, whose 8-row pass ran the GEMV 30% slower than its row tile (4096 x 4096,
+ *             1 thread, 0.49 -> 0.63 ms; batch 8 even), and iq4_xs, whose levels + 128 overflow
+ *             maddubs' int16 pairs;
+ *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
-#define QGEMV_PANELS_SLOWER(X)
+#define QGEMV_NO_PANELS(X)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs)
 #elif defined(QGEMV_AVX2)
-#define QGEMV_PANELS_SLOWER(X) X(q6_K) X(iq4_xs)
+#define QGEMV_NO_PANELS(X) X(q6_K) X(iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
-QGEMV_DEFINE_X16_TILE_BY_ROWS(iq4_xs, iq4_xs_step)   /* refused here: the portable arithmetic */
+#define panel_tile_q6_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) of QGEMV_NO_PANELS */
+#define panel_tile_iq4_xs NULL
 #else
-#define QGEMV_PANELS_SLOWER(X) X(q6_K) X(iq4_xs)
-QGEMV_DEFINE_X16_TILE_BY_ROWS(q4_K, k4_step_q4_K)
-QGEMV_DEFINE_X16_TILE_BY_ROWS(q5_K, k4_step_q5_K)
-QGEMV_DEFINE_X16_TILE_BY_ROWS(q6_K, k6_step_q6_K)
-QGEMV_DEFINE_X16_TILE_BY_ROWS(iq4_xs, iq4_xs_step)
+#define QGEMV_NO_PANELS(X) X(q4_K) X(q5_K) X(q6_K) X(iq4_xs)
+#define panel_tile_q4_K NULL
+#define panel_tile_q5_K NULL
+#define panel_tile_q6_K NULL
+#define panel_tile_iq4_xs NULL
 #endif
