@@ -21,14 +21,14 @@
  *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
  *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
  *    levels <= 63, |p| <= 127.
- * 3. Products of q2_K and q3_K keep the AVX2 madd lanes (lane k: values 4k..4k+3 of every
- *    32) and fold each super-block into float lanes with one fma per lane, as ggml does; a
- *    horizontal reduction per super-block, exact but 15-25% slower, left q2_K behind ggml.
- *    The portable loops compute the same integer lanes and use fmaf, and the lanes are added
- *    in qgemv_hsum_f32x8's order: every ISA and every batch size gives the same bits.
- *    q4_K, q5_K and q6_K instead finish each super-block's integer sums per row, then one
- *    scalar fma per float term: that horizontal reduction slows their row-by-row products,
- *    but their panels (superblocks_x16.h, the default) keep 16 rows in lanes and need none.
+ * 3. Products of q3_K keep the AVX2 madd lanes (lane k: values 4k..4k+3 of every 32) and
+ *    fold each super-block into float lanes with one fma per lane, as ggml does; the portable
+ *    loop computes the same integer lanes and uses fmaf, and the lanes are added in
+ *    qgemv_hsum_f32x8's order: every ISA and every batch size gives the same bits.
+ *    q2_K, q4_K, q5_K and q6_K instead finish each super-block's integer sums per row, then
+ *    one scalar fma per float term, on every ISA: that horizontal reduction slows their
+ *    row-by-row products 15-25%, but their panels (superblocks_x16.h, the default) keep 16
+ *    rows in lanes and need none.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -174,14 +174,12 @@ QGEMV_DEFINE_DEQUANT_ROW_K(q3_K, 16, 0)
 QGEMV_DEFINE_DEQUANT_ROW_K(q6_K, 16, 0)
 #endif
 
-/* q2_K in 8 lanes: lane k holds values 4k..4k+3 of every 32 (the AVX2 madd layout),
- * acc_k += d_y d sum sc q p, then acc_k -= d_y dmin (m_2k bsum_2k + m_2k+1 bsum_2k+1), each one
- * fma; the lanes summed as qgemv_hsum_f32x8 does.  Every ISA's q2_K product is these bits. */
+/* 8 float lanes (lane k: values 4k..4k+3 of every 32, the AVX2 madd layout) summed as
+ * qgemv_hsum_f32x8 does: q3_K's products end so on every ISA */
 static inline float qgemv_k_hsum_lanes(const float acc[8]) {
     const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
     return (s0 + s2) + (s1 + s3);
 }
-static inline float qgemv_k_hsum_lanes4(const float acc[4]) { return (acc[0] + acc[1]) + (acc[2] + acc[3]); }
 /* lane[k] += sum of sc_s (q + off) p over values 4k..4k+3 of every 32 (s = value / sub): the
  * integer lanes the AVX2 maddubs + madd leave, levels held as q + off */
 static inline void qgemv_k_add_lanes(int32_t lane[8], const int8_t q[QK_K], const int16_t sc[16], int sub, int off,
@@ -189,24 +187,26 @@ static inline void qgemv_k_add_lanes(int32_t lane[8], const int8_t q[QK_K], cons
     for (int i = 0; i < QK_K; i++) lane[(i % 32) / 4] += sc[i / sub] * (q[i] + off) * p[i];
 }
 #if !defined(QGEMV_AVX2)
+/* q2_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s bsum_s,
+ * then acc = fma(d_y d, isum, acc), then fma(-(d_y dmin), msum, acc), as q4_K's.  Every ISA's
+ * product is these bits (the AVX2 kernels' qgemv_k2_step, superblocks_x16.h's panels lane by
+ * lane). */
 static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q2_K *x = (const block_q2_K *)w;
     const block_q8_K *y = (const block_q8_K *)a;
-    float acc[8] = {0};
+    float acc = 0.0f;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
         int8_t q[QK_K];
         int16_t sc[16], mn[16];
         unpack_q2_K_ref(&x[ib], q);
         scales_q2_K(&x[ib], sc, mn);
-        int32_t isum[8] = {0};
-        qgemv_k_add_lanes(isum, q, sc, 16, 0, y[ib].qs);
-        const float dall = y[ib].d * scale_q2_K(&x[ib]), dmin = y[ib].d * min_q2_K(&x[ib]);
-        for (int k = 0; k < 8; k++) {
-            const int32_t msum = mn[2 * k] * y[ib].bsums[2 * k] + mn[2 * k + 1] * y[ib].bsums[2 * k + 1];
-            acc[k] = fmaf(-dmin, (float)msum, fmaf(dall, (float)isum[k], acc[k]));
-        }
+        int32_t is = 0, ms = 0;
+        for (int i = 0; i < QK_K; i++) is += sc[i / 16] * q[i] * y[ib].qs[i];
+        for (int s = 0; s < 16; s++) ms += mn[s] * y[ib].bsums[s];
+        acc = fmaf(y[ib].d * scale_q2_K(&x[ib]), (float)is, acc);
+        acc = fmaf(-(y[ib].d * min_q2_K(&x[ib])), (float)ms, acc);
     }
-    return qgemv_k_hsum_lanes(acc);
+    return acc;
 }
 /* q4_K and q5_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s
  * (the bsums of sub-block s), then two fmas, acc = fma(d_y d, isum, acc), then
@@ -454,10 +454,17 @@ static inline __m128 qgemv_q2_K_scales(const block_q2_K *b, __m256i *scale_bytes
     *mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&b->d)));
 }
+/* q2_K's float work per super-block and column, from its integer lanes isum (sum sc q p), msum
+ * (sum m bsum) and dm = (d_y d, d_y dmin): the lanes added up exactly, then two scalar fmas, the
+ * portable vec_dot's (and the panels') arithmetic */
+static inline float qgemv_k2_step(float acc, __m128 dm, __m256i isum, __m256i msum) {
+    acc = fmaf(_mm_cvtss_f32(dm), (float)qgemv_hsum_i32x8(isum), acc);
+    return fmaf(-_mm_cvtss_f32(_mm_movehdup_ps(dm)), (float)qgemv_hsum_i32x8(msum), acc);
+}
 static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q2_K *x = (const block_q2_K *)w;
     const block_q8_K *y = (const block_q8_K *)a;
-    __m256 acc = _mm256_setzero_ps();
+    float acc = 0.0f;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
         QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
         __m256i scale_bytes, mins16;
@@ -475,12 +482,9 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
                                                                  qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j + 1)));
             }
         }
-        acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
-        acc = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), _mm256_cvtepi32_ps(msum), acc);
+        acc = qgemv_k2_step(acc, dm, _mm256_add_epi32(sum0, sum1), msum);
     }
-    float o;
-    qgemv_k_store_columns(&acc, 1, &o);
-    return o;
+    return acc;
 }
 
 /* q2_K's batch tile: one row against CB <= 8 columns, a super-block's levels and scale pairs
@@ -491,8 +495,11 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
 QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+    float acc[QGEMV_TILE_COLS_MAX];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = 0.0f;
+    }
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(x + ib, sizeof(x[0]));
         __m256i scale_bytes, mins16;
@@ -514,11 +521,10 @@ QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t 
                 sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u[k], p, sp[k]));
                 sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u[k + 1], p + 32, sp[k + 1]));
             }
-            acc[j] = _mm256_fmadd_ps(_mm256_broadcastss_ps(dm), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc[j]);
-            acc[j] = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), _mm256_cvtepi32_ps(msum), acc[j]);
+            acc[j] = qgemv_k2_step(acc[j], dm, _mm256_add_epi32(sum0, sum1), msum);
         }
     }
-    qgemv_k_store_columns(acc, CB, out);
+    for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
 QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
 
