@@ -354,7 +354,7 @@ static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt bl
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
- * q4_K, q5_K, q6_K and iq4_xs (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
+ * q2_K, q4_K, q5_K, q6_K and iq4_xs (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
  * block holds super-block b of 16 rows, every field transposed so row r sits in lane r,
  *     d[r], dmin[r]                  row r's d and dmin (no dmin: q6_K),
  *     scales[16 i + r]             = row r's scales[i]          (i < 12; q6_K: i < 16),
@@ -391,6 +391,16 @@ typedef struct {
     uint8_t q[2][24][64];
 } block_q6_Kx16;
 static_assert(sizeof(block_q6_Kx16) == 16 * sizeof(block_q6_K), "wrong q6_Kx16 block size/padding");
+
+/* q2_K: d[r], dmin[r], scales[16 s + r] = row r's scales[s] (s < 16), qs[64 g + 4 r + j] = row
+ * r's qs[4 g + j] (g < 16: values 128 (g / 8) + 32 f + 4 (g % 8) .. + 3 in bits 2 f, 2 f + 1) */
+typedef struct {
+    qgemv_half d[16];
+    qgemv_half dmin[16];
+    uint8_t scales[16 * QK_K / 16];
+    uint8_t qs[16 * QK_K / 4];
+} block_q2_Kx16;
+static_assert(sizeof(block_q2_Kx16) == 16 * sizeof(block_q2_K), "wrong q2_Kx16 block size/padding");
 
 /* iq4_xs: d[r], scales_h[r], scales_l[4 r + j] = row r's scales_l[j], then qs as q4_K's (group
  * g = 4 s + k: values 32 s + 4 k .. + 3 in the low nibbles, 16 more in the high ones) */

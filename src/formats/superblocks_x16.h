@@ -1,23 +1,24 @@
-/* The 256-value formats q4_K, q5_K, q6_K and iq4_xs on 16 interleaved rows: the panels QMatrix
- * prepares once per matrix.
+/* The 256-value formats q2_K, q4_K, q5_K, q6_K and iq4_xs on 16 interleaved rows: the panels
+ * QMatrix prepares once per matrix.
  *
  * A panel block (block_<name>x16, include/qgemv/blocks.h) holds one super-block of 16 rows with
  * row r in lane r of every field, so a 64-byte load gives 4 levels of each of the 16 rows.  Per
  * super-block and activation column the 16 rows' exact integer sums finish in lanes,
  *     isum_r = sum_s sc_rs sum_{i in s} u_ri p_i  (- the offset of unsigned levels u = q + c,
  *              c sum_s sc_rs bsum_s: q6_K's 32, iq4_xs's 128),
- *     msum_r = sum_s m_rs bsum_s                  (q4_K, q5_K's minimums),
+ *     msum_r = sum_s m_rs bsum_s                  (q2_K, q4_K, q5_K's minimums),
  * then the fmas of the format's row-by-row product run on 16 rows at once: acc_r =
- * fma(d_y d_r, isum_r, acc_r), then for q4_K / q5_K fma(-(d_y dmin_r), msum_r, acc_r) (kquants.h:
- * k4_step_<name>, k6_step_q6_K; iq4_xs.h's AVX-512 tile).  Each (row, column) gets the
- * row-by-row product's bits, whatever the batch or the layout.
+ * fma(d_y d_r, isum_r, acc_r), then for q2_K / q4_K / q5_K fma(-(d_y dmin_r), msum_r, acc_r)
+ * (kquants.h: vec_dot_q2_K_q8_K, k4_step_<name>, k6_step_q6_K; iq4_xs.h's AVX-512 tile).  Each
+ * (row, column) gets the row-by-row product's bits, whatever the batch or the layout.
  *   AVX-512 (VNNI)  4 levels x 16 rows per vpdpbusd against a column's 4 int8 activations
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
  *                   minimums and offsets as int16 pairs through vpdpwssd against the column's
  *                   bsums;
- *   AVX2            q4_K and q5_K on 8 rows per vector, maddubs pairs summed in int16 while
- *                   they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a time for
- *                   q5_K's 5-bit ones), then madd with the scales;
+ *   AVX2            q2_K, q4_K and q5_K on 8 rows per vector, maddubs pairs summed in int16
+ *                   while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a
+ *                   time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks), then madd with
+ *                   the scales;
  *   portable        none: the formats' GGUF rows (QGEMV_NO_PANELS).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
@@ -50,6 +51,12 @@ static inline void x16_put_row_q6_K(block_q6_Kx16 *p, int r, const block_q6_K *x
     for (int k = 0; k < 16; k++) memcpy((uint8_t *)x16_qh_q6_K(p, k / 8, k % 8) + 4 * r, &x->qh[4 * k], 4);
 }
 
+static inline void x16_put_row_q2_K(block_q2_Kx16 *p, int r, const block_q2_K *x) {
+    p->d[r] = x->d;
+    p->dmin[r] = x->dmin;
+    for (int s = 0; s < 16; s++) p->scales[16 * s + r] = x->scales[s];
+    for (int g = 0; g < 16; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
+}
 static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4_xs *x) {
     p->d[r] = x->d;
     p->scales_h[r] = x->scales_h;
@@ -66,6 +73,7 @@ static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4
             for (int r = 0; r < 16; r++)                                                        \
                 x16_put_row_##name(&p[b], r, (const block_##name *)((const uint8_t *)w + r * row_stride) + b); \
     }
+QGEMV_DEFINE_INTERLEAVE_X16(q2_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q4_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q5_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q6_K)
@@ -266,6 +274,71 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
+/* q2_K: levels in 2-bit fields (bits 2 f, 2 f + 1 of qs group g: values 128 (g / 8) + 32 f +
+ * 4 (g % 8) ..), 4 groups per 16-value sub-block, times the rows' 4-bit scales (vpmulld); the
+ * minimums' sum m bsum through vpdpwssd of the rows' minimum pairs against the column's 16-value
+ * bsums; then two fmas as q4_K's */
+QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const uint8_t *a, int64_t act_stride,
+                                       const int CB, float *out, int64_t out_stride) {
+    const __m512i low2 = _mm512_set1_epi8(3);
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m512 acc[QGEMV_X16_COLS];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm512_setzero_ps();
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_q2_Kx16 *b = p + ib;
+        __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
+        {
+            __m512i mpair[8];   /* lane r: int16 (m_r,2i, m_r,2i+1), the scales' high nibbles */
+            for (int i = 0; i < 8; i++) {
+                const __m128i low4 = _mm_set1_epi8(0x0f);
+                const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i)), 4), low4);
+                const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16)), 4), low4);
+                mpair[i] = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(m0, m1), _mm_unpacklo_epi8(m0, m1)));
+            }
+            for (int j = 0; j < CB; j++) {
+                msum[j] = isum[j] = _mm512_setzero_si512();
+                for (int i = 0; i < 8; i++)
+                    msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
+            }
+        }
+        for (int h = 0; h < 2; h++)
+            for (int f = 0; f < 4; f++)
+                for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg: groups 8 h + 4 gg .. + 3 */
+                    __m512i t[QGEMV_X16_COLS];
+                    for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
+                    for (int kk = 0; kk < 4; kk++) {
+                        const int g = 8 * h + 4 * gg + kk;
+                        if (f == 0) QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+                        const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
+                        const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
+                        for (int j = 0; j < CB; j++) {
+                            const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
+                            t[j] = _mm512_dpbusd_epi32(t[j], u, _mm512_set1_epi32((int)qgemv_k_word(x)));
+                        }
+                    }
+                    const __m512i sc = _mm512_and_si512(
+                        _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + 2 * f + gg)))),
+                        _mm512_set1_epi32(0x0f));
+                    for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
+                }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
+        for (int j = 0; j < CB; j++) {
+            const __m512 dy = _mm512_set1_ps(y[j][ib].d);
+            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, dy), _mm512_cvtepi32_ps(isum[j]), acc[j]);
+            acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]);
+        }
+    }
+    for (int j = 0; j < CB; j++) {
+        float o[16];
+        _mm512_storeu_ps(o, acc[j]);
+        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    }
+}
+
 /* iq4_xs: levels kvalues_iq4nl[q] + 128 in [1, 241] (one vpshufb per nibble vector), 8 groups per
  * 32-value sub-block, each sub-block's sums times the rows' ls - 32 (vpmulld); the offset
  * 128 sum_s (ls_s - 32) bsum_s comes out once per super-block through vpdpwssd, then one fma */
@@ -411,6 +484,66 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
 QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
 
+/* q2_K on 8 rows per vector: maddubs pairs of 2-bit levels summed in int16 over a sub-block's
+ * 4 groups (4 2 3 128 < 2^15), then madd with the rows' scale pairs; the minimums' sum by madd
+ * of the rows' minimum pairs against the column's 16-value bsums */
+QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const uint8_t *a, int64_t act_stride,
+                                       const int CB, float *out, int64_t out_stride) {
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m256 acc[2][QGEMV_X16_COLS];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[0][j] = acc[1][j] = _mm256_setzero_ps();
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_q2_Kx16 *b = p + ib;
+        for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+            __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
+            for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();
+            for (int i = 0; i < 8; i++) {   /* lane r: int16 (m_r,2i, m_r,2i+1) */
+                const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadl_epi64((const __m128i *)(b->scales + 32 * i + 8 * half)), 4), low4);
+                const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadl_epi64((const __m128i *)(b->scales + 32 * i + 16 + 8 * half)), 4), low4);
+                const __m256i mp = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m0, m1));
+                for (int j = 0; j < CB; j++)
+                    msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i)))));
+            }
+            for (int h = 0; h < 2; h++)
+                for (int f = 0; f < 4; f++)
+                    for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg */
+                        const __m128i sc = _mm_and_si128(_mm_loadl_epi64((const __m128i *)(b->scales + 16 * (8 * h + 2 * f + gg) + 8 * half)), low4);
+                        const __m256i sp = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(sc, sc));   /* (sc, sc) */
+                        __m256i t[QGEMV_X16_COLS];
+                        for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
+                        for (int kk = 0; kk < 4; kk++) {
+                            const int g = 8 * h + 4 * gg + kk;
+                            if (half == 0 && f == 0) QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+                            const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
+                            const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
+                            for (int j = 0; j < CB; j++) {
+                                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
+                                t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
+                            }
+                        }
+                        for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(t[j], sp));
+                    }
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
+            const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * half)));
+            for (int j = 0; j < CB; j++) {
+                const __m256 dy = _mm256_set1_ps(y[j][ib].d);
+                acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(isum[j]), acc[half][j]);
+                acc[half][j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(msum[j]), acc[half][j]);
+            }
+        }
+    }
+    for (int j = 0; j < CB; j++) {
+        float o[16];
+        _mm256_storeu_ps(o, acc[0][j]);
+        _mm256_storeu_ps(o + 8, acc[1][j]);
+        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    }
+}
 #endif
 
 #if defined(QGEMV_AVX2)
@@ -456,18 +589,21 @@ QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
 #define QGEMV_NO_PANELS(X)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs)
 #elif defined(QGEMV_AVX2)
 #define QGEMV_NO_PANELS(X) X(q6_K) X(iq4_xs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
 #define panel_tile_q6_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) of QGEMV_NO_PANELS */
 #define panel_tile_iq4_xs NULL
 #else
-#define QGEMV_NO_PANELS(X) X(q4_K) X(q5_K) X(q6_K) X(iq4_xs)
+#define QGEMV_NO_PANELS(X) X(q2_K) X(q4_K) X(q5_K) X(q6_K) X(iq4_xs)
+#define panel_tile_q2_K NULL
 #define panel_tile_q4_K NULL
 #define panel_tile_q5_K NULL
 #define panel_tile_q6_K NULL
