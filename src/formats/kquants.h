@@ -21,14 +21,13 @@
  *    super-block as 4 (or 32) sum_s sc_s bsums_s, from the q8_K partial sums.  The s16
  *    pair sums go through madd with the sub-block scale (s16 -> s32).  No saturation:
  *    levels <= 63, |p| <= 127.
- * 3. Products of q3_K keep the AVX2 madd lanes (lane k: values 4k..4k+3 of every 32) and
- *    fold each super-block into float lanes with one fma per lane, as ggml does; the portable
- *    loop computes the same integer lanes and uses fmaf, and the lanes are added in
- *    qgemv_hsum_f32x8's order: every ISA and every batch size gives the same bits.
- *    q2_K, q4_K, q5_K and q6_K instead finish each super-block's integer sums per row, then
- *    one scalar fma per float term, on every ISA: that horizontal reduction slows their
- *    row-by-row products 15-25%, but their panels (superblocks_x16.h, the default) keep 16
- *    rows in lanes and need none.
+ * 3. Products finish each super-block's integer sums exactly per row (the AVX2 madd lanes
+ *    added up: values 4k..4k+3 of every 32 in lane k), then take one scalar fma per float
+ *    term (d, and dmin for q2_K, q4_K, q5_K), in the same order on every ISA: every ISA and
+ *    every batch size gives the same bits.  ggml folds the lanes into float lanes instead and
+ *    adds them last; the horizontal sum per super-block slows qgemv's row-by-row products
+ *    15-25%, but its panels (superblocks_x16.h, the default) keep 16 rows in lanes and need
+ *    none.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
  */
 
@@ -174,18 +173,6 @@ QGEMV_DEFINE_DEQUANT_ROW_K(q3_K, 16, 0)
 QGEMV_DEFINE_DEQUANT_ROW_K(q6_K, 16, 0)
 #endif
 
-/* 8 float lanes (lane k: values 4k..4k+3 of every 32, the AVX2 madd layout) summed as
- * qgemv_hsum_f32x8 does: q3_K's products end so on every ISA */
-static inline float qgemv_k_hsum_lanes(const float acc[8]) {
-    const float s0 = acc[0] + acc[4], s1 = acc[1] + acc[5], s2 = acc[2] + acc[6], s3 = acc[3] + acc[7];
-    return (s0 + s2) + (s1 + s3);
-}
-/* lane[k] += sum of sc_s (q + off) p over values 4k..4k+3 of every 32 (s = value / sub): the
- * integer lanes the AVX2 maddubs + madd leave, levels held as q + off */
-static inline void qgemv_k_add_lanes(int32_t lane[8], const int8_t q[QK_K], const int16_t sc[16], int sub, int off,
-                                     const int8_t *p) {
-    for (int i = 0; i < QK_K; i++) lane[(i % 32) / 4] += sc[i / sub] * (q[i] + off) * p[i];
-}
 #if !defined(QGEMV_AVX2)
 /* q2_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s bsum_s,
  * then acc = fma(d_y d, isum, acc), then fma(-(d_y dmin), msum, acc), as q4_K's.  Every ISA's
@@ -233,29 +220,24 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
     }
 QGEMV_DEFINE_VEC_DOT_K4(q4_K)
 QGEMV_DEFINE_VEC_DOT_K4(q5_K)
-/* q3_K in lanes, as the AVX2 loop holds them: levels u = q + OFF (unsigned for
- * maddubs), lane k = sum of sc u p over values 4k..4k+3 of every 32, minus OFF (sc_2k bsum_2k +
- * sc_2k+1 bsum_2k+1); each lane then takes one fma per super-block. */
-#define QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(name, OFF)                                     \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        const block_##name *x = (const block_##name *)w;                                   \
-        const block_q8_K *y = (const block_q8_K *)a;                                       \
-        float acc[8] = {0};                                                                \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
-            int8_t q[QK_K];                                                                \
-            int16_t sc[16], mn[16];                                                        \
-            unpack_##name##_ref(&x[ib], q);                                                \
-            scales_##name(&x[ib], sc, mn);                                                 \
-            int32_t lane[8];                                                               \
-            for (int k = 0; k < 8; k++)                                                    \
-                lane[k] = -(OFF) * (sc[2 * k] * y[ib].bsums[2 * k] + sc[2 * k + 1] * y[ib].bsums[2 * k + 1]); \
-            qgemv_k_add_lanes(lane, q, sc, 16, OFF, y[ib].qs);                             \
-            const float dall = y[ib].d * scale_##name(&x[ib]);                             \
-            for (int k = 0; k < 8; k++) acc[k] = fmaf(dall, (float)lane[k], acc[k]);       \
-        }                                                                                  \
-        return qgemv_k_hsum_lanes(acc);                                                    \
+/* q3_K: per super-block the exact integer sum isum = sum sc q p, then one fma,
+ * acc = fma(d_y d, isum, acc), as q6_K's.  Every ISA's product is these bits (the AVX2 kernels'
+ * horizontal sum, superblocks_x16.h's panels lane by lane). */
+static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_q3_K *x = (const block_q3_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    float acc = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        int8_t q[QK_K];
+        int16_t sc[16], mn[16];
+        unpack_q3_K_ref(&x[ib], q);
+        scales_q3_K(&x[ib], sc, mn);
+        int32_t is = 0;
+        for (int i = 0; i < QK_K; i++) is += sc[i / 16] * q[i] * y[ib].qs[i];
+        acc = fmaf(y[ib].d * scale_q3_K(&x[ib]), (float)is, acc);
     }
-QGEMV_DEFINE_VEC_DOT_K_OFFSET_LANES(q3_K, 4)
+    return acc;
+}
 /* q6_K: per super-block the exact integer sum isum = sum sc q p, then one fma,
  * acc = fma(d_y d, isum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
  * tile's horizontal sum, superblocks_x16.h's panels lane by lane). */
@@ -288,15 +270,6 @@ static inline float qgemv_k_half(qgemv_half h) { return _cvtsh_ss(h); }
 static inline __m256i qgemv_k_dot_scaled(__m256i u, const int8_t *p, __m256i sc16) {
     const __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p));
     return _mm256_madd_epi16(prod, sc16);
-}
-
-/* out[j] = column j's float lanes added in qgemv_k_hsum_lanes' order */
-static inline void qgemv_k_store_columns(const __m256 *acc, int CB, float *out) {
-    for (int j = 0; j < CB; j++) {
-        float lanes[8];
-        _mm256_storeu_ps(lanes, acc[j]);
-        out[j] = qgemv_k_hsum_lanes(lanes);
-    }
 }
 
 /* Scale vectors for 16-value sub-blocks: 32 values = sub-blocks 2k (low 128-bit lane) and
@@ -354,7 +327,7 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
 static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q3_K *x = (const block_q3_K *)w;
     const block_q8_K *y = (const block_q8_K *)a;
-    __m256 acc = _mm256_setzero_ps();
+    float acc = 0.0f;
     for (int64_t ib = 0; ib < n / QK_K; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
@@ -374,12 +347,9 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
             sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
             sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[ib].d * qgemv_k_half(x[ib].d)),
-                              _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)), acc);
+        acc = fmaf(y[ib].d * qgemv_k_half(x[ib].d), (float)qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1)), acc);
     }
-    float o;
-    qgemv_k_store_columns(&acc, 1, &o);
-    return o;
+    return acc;
 }
 
 /* q3_K's batch tile: one row against CB <= 8 columns, a super-block's 256 levels and 16 scales
@@ -389,8 +359,11 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
 QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+    float acc[QGEMV_TILE_COLS_MAX];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = 0.0f;
+    }
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
@@ -412,11 +385,10 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
                 sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u[k], p, qgemv_k_scale_pair(sc, k)));
                 sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u[k + 1], p + 32, qgemv_k_scale_pair(sc, k + 1)));
             }
-            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][ib].d * dx), _mm256_cvtepi32_ps(_mm256_add_epi32(sum0, sum1)),
-                                     acc[j]);
+            acc[j] = fmaf(y[j][ib].d * dx, (float)qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1)), acc[j]);
         }
     }
-    qgemv_k_store_columns(acc, CB, out);
+    for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
 QGEMV_DEFINE_TILE_BY_COLS(q3_K, q8_K, tile_k3, QK_K, 8)
 
