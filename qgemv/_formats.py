@@ -19,8 +19,8 @@ needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
-              repacked layout in spirit; and iq1_m, whose panels hold its rows as trits; 16: q2_K,
-              q4_K, q5_K, q6_K and iq4_xs, ``block_<name>x16``, a row per lane of a 512-bit vector).
+              repacked layout in spirit; and iq1_m, whose panels hold its rows as trits; 16: the
+              K-quants and iq4_xs, ``block_<name>x16``, a row per lane of a 512-bit vector).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
               as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
@@ -114,7 +114,7 @@ FORMATS: tuple[Format, ...] = (
     _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A, _Q}),
     _f(9, "q8_1", 32, 2 + 2 + 32, None, "activation", {_D, _A, _Q}, gguf_py=False),
     _f(10, "q2_K", QK_K, QK_K // 16 + QK_K // 4 + 2 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
-    _f(11, "q3_K", QK_K, QK_K // 8 + QK_K // 4 + 12 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(11, "q3_K", QK_K, QK_K // 8 + QK_K // 4 + 12 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(12, "q4_K", QK_K, 2 + 2 + 12 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(13, "q5_K", QK_K, 2 + 2 + 12 + QK_K // 8 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(14, "q6_K", QK_K, QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),

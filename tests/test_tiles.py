@@ -125,12 +125,12 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_but_q8_0_iq1_m_and_five_256_value_ones():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q4_K", "q5_K", "q6_K",
+def test_interleaved_formats_are_the_32_value_formats_but_q8_0_iq1_m_the_k_quants_and_iq4_xs():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
                                              "iq4_nl", "iq4_xs", "iq1_m", "mxfp4"]
-    # 8 rows per panel, but 16 for q2_K, q4_K, q5_K, q6_K and iq4_xs (a row per lane of a 512-bit vector)
+    # 8 rows per panel, but 16 for the K-quants and iq4_xs (a row per lane of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
-        "q2_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16}
+        "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
@@ -187,6 +187,7 @@ def _documented_x16_block(fmt, rows16):
     """block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks (16, type_size): d[16], dmin[16],
     scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j;
     block_q2_Kx16: d[16], dmin[16], scales[16 s + r], qs[64 g + 4 r + j];
+    block_q3_Kx16: d[16], scales[16 i + r], hmask[64 m + 4 r + j], qs[64 g + 4 r + j];
     block_iq4_xsx16: d[16], scales_h[16], scales_l[4 r + j], qs as q4_K's;
     block_q6_Kx16: d[16], scales[16 s + r], then per half h the ql and qh groups (16 rows x 4 bytes) in
     the order its products read them: (ql 16 h + k, qh 8 h + k) for k < 8, then ql 16 h + 8 .. 16 h + 15."""
@@ -195,6 +196,9 @@ def _documented_x16_block(fmt, rows16):
     if fmt.name == "q2_K":     # block_q2_K: scales[16], qs[64], d, dmin
         return np.concatenate([rows16[:, 80:82].reshape(-1), rows16[:, 82:84].reshape(-1), lanes(rows16[:, 0:16], 1),
                                lanes(rows16[:, 16:80], 4)])
+    if fmt.name == "q3_K":     # block_q3_K: hmask[32], qs[64], scales[12], d
+        return np.concatenate([rows16[:, 108:110].reshape(-1), lanes(rows16[:, 96:108], 1), lanes(rows16[:, 0:32], 4),
+                               lanes(rows16[:, 32:96], 4)])
     if fmt.name == "iq4_xs":   # block_iq4_xs: d, scales_h, scales_l[4], qs[128]
         return np.concatenate([rows16[:, 0:2].reshape(-1), rows16[:, 2:4].reshape(-1), lanes(rows16[:, 4:8], 4),
                                lanes(rows16[:, 8:], 4)])
@@ -388,7 +392,7 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
 @pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16], ids=ids)
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
 def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
-    """q2_K's, q4_K's, q5_K's, q6_K's and iq4_xs's panels sum 16 rows' integers in lanes (superblocks_x16.h; AVX2 adds maddubs
+    """The K-quants' and iq4_xs's panels sum 16 rows' integers in lanes (superblocks_x16.h; AVX2 adds maddubs
     pairs in int16): every level, scale and minimum at its largest, against activations all of one
     sign (the largest int16 sums) or alternating (sign 0), give vec_dot's bits, and every ISA
     variant the same ones (exact integers, then the same two fmas per super-block)."""
@@ -399,6 +403,8 @@ def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
         blocks[:, :, 208:210] = np.array([1e-3], np.float16).view(np.uint8)
     elif fmt.name == "q2_K":   # levels 3, scales and minimums 15; finite d and dmin
         blocks[:, :, 80:84] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)
+    elif fmt.name == "q3_K":   # levels 3 (u = 7), scales 63 - 32 = 31; finite d
+        blocks[:, :, 108:110] = np.array([1e-3], np.float16).view(np.uint8)
     elif fmt.name == "iq4_xs":   # ls - 32 = 31, levels kvalues[15] = 113, and -127 in every other row
         blocks[:, :, 0:2] = np.array([1e-3], np.float16).view(np.uint8)
         blocks[1::2, :, 8:] = 0
@@ -434,5 +440,5 @@ def test_panel_functions_refuse_a_wrong_row_count():
     with pytest.raises(ValueError, match="hold 16 rows, not 8"):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
-        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["q3_k"].id, 16, data, fmt.type_size, 256, panels,
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["q8_0"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)

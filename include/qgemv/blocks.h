@@ -354,7 +354,7 @@ static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt bl
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
- * q2_K, q4_K, q5_K, q6_K and iq4_xs (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
+ * the K-quants and iq4_xs (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
  * block holds super-block b of 16 rows, every field transposed so row r sits in lane r,
  *     d[r], dmin[r]                  row r's d and dmin (no dmin: q6_K),
  *     scales[16 i + r]             = row r's scales[i]          (i < 12; q6_K: i < 16),
@@ -401,6 +401,16 @@ typedef struct {
     uint8_t qs[16 * QK_K / 4];
 } block_q2_Kx16;
 static_assert(sizeof(block_q2_Kx16) == 16 * sizeof(block_q2_K), "wrong q2_Kx16 block size/padding");
+
+/* q3_K: d[r], scales[16 i + r] = row r's scales[i] (i < 12), hmask[64 m + 4 r + j] = row r's
+ * hmask[4 m + j] (m < 8), qs as q2_K's */
+typedef struct {
+    qgemv_half d[16];
+    uint8_t scales[16 * 12];
+    uint8_t hmask[16 * QK_K / 8];
+    uint8_t qs[16 * QK_K / 4];
+} block_q3_Kx16;
+static_assert(sizeof(block_q3_Kx16) == 16 * sizeof(block_q3_K), "wrong q3_Kx16 block size/padding");
 
 /* iq4_xs: d[r], scales_h[r], scales_l[4 r + j] = row r's scales_l[j], then qs as q4_K's (group
  * g = 4 s + k: values 32 s + 4 k .. + 3 in the low nibbles, 16 more in the high ones) */

@@ -1,15 +1,15 @@
-/* The 256-value formats q2_K, q4_K, q5_K, q6_K and iq4_xs on 16 interleaved rows: the panels
+/* The K-quants (q2_K .. q6_K) and iq4_xs on 16 interleaved rows: the panels
  * QMatrix prepares once per matrix.
  *
  * A panel block (block_<name>x16, include/qgemv/blocks.h) holds one super-block of 16 rows with
  * row r in lane r of every field, so a 64-byte load gives 4 levels of each of the 16 rows.  Per
  * super-block and activation column the 16 rows' exact integer sums finish in lanes,
  *     isum_r = sum_s sc_rs sum_{i in s} u_ri p_i  (- the offset of unsigned levels u = q + c,
- *              c sum_s sc_rs bsum_s: q6_K's 32, iq4_xs's 128),
+ *              c sum_s sc_rs bsum_s: q3_K's 4, q6_K's 32, iq4_xs's 128),
  *     msum_r = sum_s m_rs bsum_s                  (q2_K, q4_K, q5_K's minimums),
  * then the fmas of the format's row-by-row product run on 16 rows at once: acc_r =
  * fma(d_y d_r, isum_r, acc_r), then for q2_K / q4_K / q5_K fma(-(d_y dmin_r), msum_r, acc_r)
- * (kquants.h: vec_dot_q2_K_q8_K, k4_step_<name>, k6_step_q6_K; iq4_xs.h's AVX-512 tile).  Each
+ * (kquants.h: vec_dot_q{2,3}_K_q8_K, k4_step_<name>, k6_step_q6_K; iq4_xs.h's AVX-512 tile).  Each
  * (row, column) gets the row-by-row product's bits, whatever the batch or the layout.
  *   AVX-512 (VNNI)  4 levels x 16 rows per vpdpbusd against a column's 4 int8 activations
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
@@ -57,6 +57,12 @@ static inline void x16_put_row_q2_K(block_q2_Kx16 *p, int r, const block_q2_K *x
     for (int s = 0; s < 16; s++) p->scales[16 * s + r] = x->scales[s];
     for (int g = 0; g < 16; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
 }
+static inline void x16_put_row_q3_K(block_q3_Kx16 *p, int r, const block_q3_K *x) {
+    p->d[r] = x->d;
+    for (int i = 0; i < 12; i++) p->scales[16 * i + r] = x->scales[i];
+    for (int m = 0; m < 8; m++) memcpy(&p->hmask[64 * m + 4 * r], &x->hmask[4 * m], 4);
+    for (int g = 0; g < 16; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
+}
 static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4_xs *x) {
     p->d[r] = x->d;
     p->scales_h[r] = x->scales_h;
@@ -74,6 +80,7 @@ static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4
                 x16_put_row_##name(&p[b], r, (const block_##name *)((const uint8_t *)w + r * row_stride) + b); \
     }
 QGEMV_DEFINE_INTERLEAVE_X16(q2_K)
+QGEMV_DEFINE_INTERLEAVE_X16(q3_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q4_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q5_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q6_K)
@@ -124,6 +131,24 @@ static inline void x16_scales_mins(const uint8_t scales[16 * K_SCALE_SIZE], uint
 static inline __m256i x16_scale_pairs_u8(const uint8_t *sc) {
     const __m128i s = _mm_loadl_epi64((const __m128i *)sc);
     return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(s, s));
+}
+/* the 16 rows' q3_K scales minus 32, sc[16 s + r] (scales_q3_K_bytes on every row at once):
+ * scale 4 w + k takes its low 4 bits from a nibble of byte k (w = 0, 2) or 4 + k (w = 1, 3),
+ * its high 2 from bits 2 w, 2 w + 1 of byte 8 + k */
+static inline void x16_scales_q3_K(const uint8_t scales[16 * 12], int8_t sc[256]) {
+    const __m128i low4 = _mm_set1_epi8(0x0f), low2 = _mm_set1_epi8(3);
+    for (int k = 0; k < 4; k++) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(scales + 16 * k));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(scales + 16 * (4 + k)));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(scales + 16 * (8 + k)));
+        const __m128i lo[4] = {_mm_and_si128(a, low4), _mm_and_si128(b, low4), _mm_and_si128(_mm_srli_epi16(a, 4), low4),
+                               _mm_and_si128(_mm_srli_epi16(b, 4), low4)};
+        for (int w = 0; w < 4; w++) {
+            const __m128i hi = _mm_and_si128(w ? _mm_srli_epi16(c, 2 * w) : c, low2);
+            _mm_storeu_si128((__m128i *)(sc + 16 * (4 * w + k)),
+                             _mm_sub_epi8(_mm_or_si128(lo[w], _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32)));
+        }
+    }
 }
 /* a column's 32-value sums of p as int16 pairs, pair k = (sum over sub-block 2k, over 2k + 1) */
 static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
@@ -331,6 +356,71 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
             acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, dy), _mm512_cvtepi32_ps(isum[j]), acc[j]);
             acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]);
         }
+    }
+    for (int j = 0; j < CB; j++) {
+        float o[16];
+        _mm512_storeu_ps(o, acc[j]);
+        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    }
+}
+
+/* q3_K: levels u = q + 4 in [0, 7] (2 bits of qs below a bit of hmask: value 128 h + 32 f + l takes
+ * bit 4 h + f of hmask byte l), 4 groups per 16-value sub-block, times the rows' scales (vpmulld);
+ * the offset 4 sum_s sc_s bsum_s through vpdpwssd, then one fma */
+QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const uint8_t *a, int64_t act_stride,
+                                       const int CB, float *out, int64_t out_stride) {
+    const __m512i low2 = _mm512_set1_epi8(3), bit2 = _mm512_set1_epi8(4);
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m512 acc[QGEMV_X16_COLS];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm512_setzero_ps();
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_q3_Kx16 *b = p + ib;
+        int8_t sc[256];
+        x16_scales_q3_K(b->scales, sc);
+        __m512i isum[QGEMV_X16_COLS];
+        {
+            __m512i spair[8];   /* lane r: int16 (sc_r,2i, sc_r,2i+1) */
+            for (int i = 0; i < 8; i++) {
+                const __m128i s0 = _mm_loadu_si128((const __m128i *)(sc + 32 * i));
+                const __m128i s1 = _mm_loadu_si128((const __m128i *)(sc + 32 * i + 16));
+                spair[i] = _mm512_cvtepi8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(s0, s1), _mm_unpacklo_epi8(s0, s1)));
+            }
+            for (int j = 0; j < CB; j++) {   /* isum starts at -4 sum_s sc_s bsum_s */
+                __m512i off = _mm512_setzero_si512();
+                for (int i = 0; i < 8; i++)
+                    off = _mm512_dpwssd_epi32(off, spair[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
+                isum[j] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(off, 2));
+            }
+        }
+        for (int h = 0; h < 2; h++)
+            for (int f = 0; f < 4; f++)
+                for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg: qs groups 8 h + 4 gg .. + 3 */
+                    __m512i t[QGEMV_X16_COLS];
+                    for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
+                    for (int kk = 0; kk < 4; kk++) {
+                        const int m = 4 * gg + kk, g = 8 * h + m;
+                        if (f == 0) {
+                            QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+                            if (h == 0) QGEMV_X16_PREFETCH(CB, b->hmask + 64 * m);
+                        }
+                        const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
+                        const __m512i hm = _mm512_loadu_si512((const void *)(b->hmask + 64 * m));
+                        const __m512i u = _mm512_or_si512(_mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2),
+                                                          _mm512_and_si512(_mm512_slli_epi32(_mm512_srli_epi32(hm, 4 * h + f), 2), bit2));
+                        for (int j = 0; j < CB; j++) {
+                            const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * m;
+                            t[j] = _mm512_dpbusd_epi32(t[j], u, _mm512_set1_epi32((int)qgemv_k_word(x)));
+                        }
+                    }
+                    const __m512i s = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(sc + 16 * (8 * h + 2 * f + gg))));
+                    for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], s));
+                }
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        for (int j = 0; j < CB; j++)
+            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
     }
     for (int j = 0; j < CB; j++) {
         float o[16];
@@ -583,27 +673,30 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     }
 /* the formats whose panels this variant does not use (src/kernels.c: panel_rows = 0, and no
  * panel_tile: _check_panel_rows refuses them, QMatrix reads their GGUF rows):
- *   AVX2      q6_K, whose 8-row pass ran the GEMV 30% slower than its row tile (4096 x 4096,
- *             1 thread, 0.49 -> 0.63 ms; batch 8 even), and iq4_xs, whose levels + 128 overflow
- *             maddubs' int16 pairs;
+ *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
+ *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
+ *             faster and even), and iq4_xs, whose levels + 128 overflow maddubs' int16 pairs;
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
 #define QGEMV_NO_PANELS(X)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q3_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs)
 #elif defined(QGEMV_AVX2)
-#define QGEMV_NO_PANELS(X) X(q6_K) X(iq4_xs)
+#define QGEMV_NO_PANELS(X) X(q3_K) X(q6_K) X(iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
-#define panel_tile_q6_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) of QGEMV_NO_PANELS */
+#define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) of QGEMV_NO_PANELS */
+#define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
 #else
-#define QGEMV_NO_PANELS(X) X(q2_K) X(q4_K) X(q5_K) X(q6_K) X(iq4_xs)
+#define QGEMV_NO_PANELS(X) X(q2_K) X(q3_K) X(q4_K) X(q5_K) X(q6_K) X(iq4_xs)
 #define panel_tile_q2_K NULL
+#define panel_tile_q3_K NULL
 #define panel_tile_q4_K NULL
 #define panel_tile_q5_K NULL
 #define panel_tile_q6_K NULL
