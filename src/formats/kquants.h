@@ -174,89 +174,35 @@ QGEMV_DEFINE_DEQUANT_ROW_K(q6_K, 16, 0)
 #endif
 
 #if !defined(QGEMV_AVX2)
-/* q2_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s bsum_s,
- * then acc = fma(d_y d, isum, acc), then fma(-(d_y dmin), msum, acc), as q4_K's.  Every ISA's
- * product is these bits (the AVX2 kernels' qgemv_k2_step, superblocks_x16.h's panels lane by
- * lane). */
-static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_q2_K *x = (const block_q2_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        int8_t q[QK_K];
-        int16_t sc[16], mn[16];
-        unpack_q2_K_ref(&x[ib], q);
-        scales_q2_K(&x[ib], sc, mn);
-        int32_t is = 0, ms = 0;
-        for (int i = 0; i < QK_K; i++) is += sc[i / 16] * q[i] * y[ib].qs[i];
-        for (int s = 0; s < 16; s++) ms += mn[s] * y[ib].bsums[s];
-        acc = fmaf(y[ib].d * scale_q2_K(&x[ib]), (float)is, acc);
-        acc = fmaf(-(y[ib].d * min_q2_K(&x[ib])), (float)ms, acc);
-    }
-    return acc;
-}
-/* q4_K and q5_K: per super-block the exact integer sums isum = sum sc q p and msum = sum_s m_s
- * (the bsums of sub-block s), then two fmas, acc = fma(d_y d, isum, acc), then
- * fma(-(d_y dmin), msum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
- * tile's QGEMV_K4_FLOAT_STEP, superblocks_x16.h's panels lane by lane). */
-#define QGEMV_DEFINE_VEC_DOT_K4(name)                                                      \
-    static inline float k4_step_##name(float acc, const block_##name *x, const block_q8_K *y) { \
-        int8_t q[QK_K];                                                                    \
-        int16_t sc[8], mn[8];                                                              \
-        unpack_##name##_ref(x, q);                                                         \
-        scales_##name(x, sc, mn);                                                          \
-        int32_t is = 0, ms = 0;                                                            \
-        for (int i = 0; i < QK_K; i++) is += sc[i / 32] * q[i] * y->qs[i];                 \
-        for (int s = 0; s < 8; s++) ms += mn[s] * (y->bsums[2 * s] + y->bsums[2 * s + 1]);  \
-        acc = fmaf(y->d * scale_##name(x), (float)is, acc);                                \
-        return fmaf(-(y->d * min_##name(x)), (float)ms, acc);                              \
-    }                                                                                      \
+/* The portable products, once: per super-block the exact integer sums
+ *     isum = sum_s sc_s sum_{i in s} q_i p_i,     msum = sum_s m_s (p summed over s),
+ * then acc = fma(d_y d, isum, acc) and acc = fma(-(d_y dmin), msum, acc) (q3_K and q6_K have no
+ * minimums: that fma adds -0, which leaves acc as it is).  Every ISA's product is these bits,
+ * whatever the layout (the AVX2 kernels' horizontal sums, superblocks_x16.h's panels lane by
+ * lane).  sub: values per sub-block. */
+#define QGEMV_DEFINE_VEC_DOT_K(name, sub)                                                  \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
         float acc = 0.0f;                                                                  \
-        for (int64_t ib = 0; ib < n / QK_K; ib++) acc = k4_step_##name(acc, &x[ib], &y[ib]); \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            int8_t q[QK_K];                                                                \
+            int16_t sc[16], mn[16];                                                        \
+            unpack_##name##_ref(&x[ib], q);                                                \
+            scales_##name(&x[ib], sc, mn);                                                 \
+            int32_t is = 0, ms = 0;                                                        \
+            for (int i = 0; i < QK_K; i++) is += sc[i / (sub)] * q[i] * y[ib].qs[i];       \
+            for (int i = 0; i < QK_K / 16; i++) ms += mn[i * 16 / (sub)] * y[ib].bsums[i];  \
+            acc = fmaf(y[ib].d * scale_##name(&x[ib]), (float)is, acc);                    \
+            acc = fmaf(-(y[ib].d * min_##name(&x[ib])), (float)ms, acc);                   \
+        }                                                                                  \
         return acc;                                                                        \
     }
-QGEMV_DEFINE_VEC_DOT_K4(q4_K)
-QGEMV_DEFINE_VEC_DOT_K4(q5_K)
-/* q3_K: per super-block the exact integer sum isum = sum sc q p, then one fma,
- * acc = fma(d_y d, isum, acc), as q6_K's.  Every ISA's product is these bits (the AVX2 kernels'
- * horizontal sum, superblocks_x16.h's panels lane by lane). */
-static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_q3_K *x = (const block_q3_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        int8_t q[QK_K];
-        int16_t sc[16], mn[16];
-        unpack_q3_K_ref(&x[ib], q);
-        scales_q3_K(&x[ib], sc, mn);
-        int32_t is = 0;
-        for (int i = 0; i < QK_K; i++) is += sc[i / 16] * q[i] * y[ib].qs[i];
-        acc = fmaf(y[ib].d * scale_q3_K(&x[ib]), (float)is, acc);
-    }
-    return acc;
-}
-/* q6_K: per super-block the exact integer sum isum = sum sc q p, then one fma,
- * acc = fma(d_y d, isum, acc).  Every ISA's product is these bits, whatever the layout (the AVX2
- * tile's horizontal sum, superblocks_x16.h's panels lane by lane). */
-static inline float k6_step_q6_K(float acc, const block_q6_K *x, const block_q8_K *y) {
-    int8_t q[QK_K];
-    int16_t sc[16], mn[16];
-    unpack_q6_K_ref(x, q);
-    scales_q6_K(x, sc, mn);
-    int32_t is = 0;
-    for (int i = 0; i < QK_K; i++) is += sc[i / 16] * q[i] * y->qs[i];
-    return fmaf(y->d * scale_q6_K(x), (float)is, acc);
-}
-static float vec_dot_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_q6_K *x = (const block_q6_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) acc = k6_step_q6_K(acc, &x[ib], &y[ib]);
-    return acc;
-}
+QGEMV_DEFINE_VEC_DOT_K(q2_K, 16)
+QGEMV_DEFINE_VEC_DOT_K(q3_K, 16)
+QGEMV_DEFINE_VEC_DOT_K(q4_K, 32)
+QGEMV_DEFINE_VEC_DOT_K(q5_K, 32)
+QGEMV_DEFINE_VEC_DOT_K(q6_K, 16)
 #define QGEMV_TILES_KQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #else
 

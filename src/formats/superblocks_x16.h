@@ -9,8 +9,8 @@
  *     msum_r = sum_s m_rs bsum_s                  (q2_K, q4_K, q5_K's minimums),
  * then the fmas of the format's row-by-row product run on 16 rows at once: acc_r =
  * fma(d_y d_r, isum_r, acc_r), then for q2_K / q4_K / q5_K fma(-(d_y dmin_r), msum_r, acc_r)
- * (kquants.h: vec_dot_q{2,3}_K_q8_K, k4_step_<name>, k6_step_q6_K; iq4_xs.h's AVX-512 tile).  Each
- * (row, column) gets the row-by-row product's bits, whatever the batch or the layout.
+ * (kquants.h: QGEMV_DEFINE_VEC_DOT_K; iq4_xs.h's AVX-512 tile).  Each (row, column) gets the
+ * row-by-row product's bits, whatever the batch or the layout.
  *   AVX-512 (VNNI)  4 levels x 16 rows per vpdpbusd against a column's 4 int8 activations
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
  *                   minimums and offsets as int16 pairs through vpdpwssd against the column's
