@@ -158,6 +158,14 @@ static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
 #endif
 
 #if defined(QGEMV_AVX512)
+/* out[r * out_stride + j] = lane r of acc[j]: a pass's 16 rows x CB columns */
+static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t out_stride) {
+    for (int j = 0; j < CB; j++) {
+        float o[16];
+        _mm512_storeu_ps(o, acc[j]);
+        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    }
+}
 /* a pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
  * + j] */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
@@ -224,11 +232,7 @@ static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
                 acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]); \
             }                                                                                   \
         }                                                                                       \
-        for (int j = 0; j < CB; j++) {                                                          \
-            float o[16];                                                                        \
-            _mm512_storeu_ps(o, acc[j]);                                                        \
-            for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];                        \
-        }                                                                                       \
+        x16_store_512(acc, CB, out, out_stride);                                                \
     }
 QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
@@ -293,11 +297,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
         for (int j = 0; j < CB; j++)
             acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
     }
-    for (int j = 0; j < CB; j++) {
-        float o[16];
-        _mm512_storeu_ps(o, acc[j]);
-        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
-    }
+    x16_store_512(acc, CB, out, out_stride);
 }
 /* q2_K: levels in 2-bit fields (bits 2 f, 2 f + 1 of qs group g: values 128 (g / 8) + 32 f +
  * 4 (g % 8) ..), 4 groups per 16-value sub-block, times the rows' 4-bit scales (vpmulld); the
@@ -357,11 +357,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
             acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]);
         }
     }
-    for (int j = 0; j < CB; j++) {
-        float o[16];
-        _mm512_storeu_ps(o, acc[j]);
-        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
-    }
+    x16_store_512(acc, CB, out, out_stride);
 }
 
 /* q3_K: levels u = q + 4 in [0, 7] (2 bits of qs below a bit of hmask: value 128 h + 32 f + l takes
@@ -422,11 +418,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
         for (int j = 0; j < CB; j++)
             acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
     }
-    for (int j = 0; j < CB; j++) {
-        float o[16];
-        _mm512_storeu_ps(o, acc[j]);
-        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
-    }
+    x16_store_512(acc, CB, out, out_stride);
 }
 
 /* iq4_xs: levels kvalues_iq4nl[q] + 128 in [1, 241] (one vpshufb per nibble vector), 8 groups per
@@ -490,13 +482,18 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
         for (int j = 0; j < CB; j++)
             acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
     }
+    x16_store_512(acc, CB, out, out_stride);
+}
+#elif defined(QGEMV_AVX2)
+/* out[r * out_stride + j] = lane r % 8 of acc[r / 8][j] */
+static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, float *out, int64_t out_stride) {
     for (int j = 0; j < CB; j++) {
         float o[16];
-        _mm512_storeu_ps(o, acc[j]);
+        _mm256_storeu_ps(o, acc[0][j]);
+        _mm256_storeu_ps(o + 8, acc[1][j]);
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
-#elif defined(QGEMV_AVX2)
 /* the same on 8 rows per vector, both halves of the panel in turn per sub-block pair; the levels
  * are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a time) */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
@@ -564,12 +561,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
-        for (int j = 0; j < CB; j++) {                                                          \
-            float o[16];                                                                        \
-            _mm256_storeu_ps(o, acc[0][j]);                                                     \
-            _mm256_storeu_ps(o + 8, acc[1][j]);                                                 \
-            for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];                        \
-        }                                                                                       \
+        x16_store_256(acc, CB, out, out_stride);                                                \
     }
 QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
@@ -627,12 +619,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
             }
         }
     }
-    for (int j = 0; j < CB; j++) {
-        float o[16];
-        _mm256_storeu_ps(o, acc[0][j]);
-        _mm256_storeu_ps(o + 8, acc[1][j]);
-        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
-    }
+    x16_store_256(acc, CB, out, out_stride);
 }
 #endif
 
