@@ -127,10 +127,29 @@ static inline void x16_scales_mins(const uint8_t scales[16 * K_SCALE_SIZE], uint
                                             _mm256_and_si256(_mm256_srli_epi16(s1, 2), top2)));
     }
 }
-/* 8 rows' scales (8 bytes) as int16 pairs (sc, sc), one per int32 lane: madd's other side */
-static inline __m256i x16_scale_pairs_u8(const uint8_t *sc) {
-    const __m128i s = _mm_loadl_epi64((const __m128i *)sc);
-    return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(s, s));
+/* 8 rows' bytes a[r], b[r] (the low 8 of each) as int16 pairs (a[r], b[r]), one per int32 lane:
+ * madd's operand (a row's scale twice, (sc, sc), or a pair of minimums) */
+static inline __m256i x16_pairs8_u8(__m128i a, __m128i b) { return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)); }
+/* 8 bytes at p */
+static inline __m128i x16_load8(const void *p) { return _mm_loadl_epi64((const __m128i *)p); }
+/* column j's q8_K blocks at a + j act_stride and its accumulators at zero: both halves of the 16
+ * rows on 8-lane vectors (x16_columns_512: all 16 on one) */
+static inline void x16_columns_256(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y,
+                                   __m256 acc[2][QGEMV_X16_COLS]) {
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[0][j] = acc[1][j] = _mm256_setzero_ps();
+    }
+}
+/* acc[j] = fma(d d_y, isum[j], acc[j]), then fma(-(dmin d_y), msum[j], acc[j]): the two fmas of
+ * q2_K, q4_K and q5_K on 8 rows */
+static inline void x16_fold_min_256(__m256 *acc, __m256 d, __m256 dmin, const block_q8_K *const *y, int64_t ib,
+                                    const __m256i *isum, const __m256i *msum, int CB) {
+    for (int j = 0; j < CB; j++) {
+        const __m256 dy = _mm256_set1_ps(y[j][ib].d);
+        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(isum[j]), acc[j]);
+        acc[j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(msum[j]), acc[j]);
+    }
 }
 /* the 16 rows' q3_K scales minus 32, sc[16 s + r] (scales_q3_K_bytes on every row at once):
  * scale 4 w + k takes its low 4 bits from a nibble of byte k (w = 0, 2) or 4 + k (w = 1, 3),
@@ -166,6 +185,39 @@ static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t 
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
+/* 16 rows' bytes a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane: vpdpwssd's operand */
+static inline __m512i x16_pairs16_u8(__m128i a, __m128i b) {
+    return _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
+}
+static inline __m512i x16_pairs16_i8(__m128i a, __m128i b) {
+    return _mm512_cvtepi8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
+}
+/* per lane sum_i pairs[i] . (the int16 pair at words + 4 i): the rows' scale or minimum pairs
+ * against a column's bsums (exact int32) */
+static inline __m512i x16_dot_pairs(const __m512i *pairs, int n, const void *words) {
+    __m512i s = _mm512_setzero_si512();
+    for (int i = 0; i < n; i++)
+        s = _mm512_dpwssd_epi32(s, pairs[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)words + 4 * i)));
+    return s;
+}
+static inline void x16_columns_512(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y, __m512 *acc) {
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        acc[j] = _mm512_setzero_ps();
+    }
+}
+/* acc[j] = fma(d d_y, isum[j], acc[j]), every format's first fma, on 16 rows; x16_fold_min_512
+ * then fma(-(dmin d_y), msum[j], acc[j]) */
+static inline void x16_fold_512(__m512 *acc, __m512 d, const block_q8_K *const *y, int64_t ib, const __m512i *isum,
+                                int CB) {
+    for (int j = 0; j < CB; j++)
+        acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
+}
+static inline void x16_fold_min_512(__m512 *acc, __m512 dmin, const block_q8_K *const *y, int64_t ib,
+                                    const __m512i *msum, int CB) {
+    for (int j = 0; j < CB; j++)
+        acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(msum[j]), acc[j]);
+}
 /* a pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
  * + j] */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
@@ -174,10 +226,7 @@ static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t 
         const __m512i low4 = _mm512_set1_epi8(0x0f);                                            \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
         __m512 acc[QGEMV_X16_COLS];                                                             \
-        for (int j = 0; j < CB; j++) {                                                          \
-            y[j] = (const block_q8_K *)(a + j * act_stride);                                    \
-            acc[j] = _mm512_setzero_ps();                                                       \
-        }                                                                                       \
+        x16_columns_512(a, act_stride, CB, y, acc);                                             \
         for (int64_t ib = 0; ib < nb; ib++) {                                                   \
             const block_##name##x16 *b = p + ib;                                                \
             uint8_t sc[128], mn[128];                                                           \
@@ -186,16 +235,13 @@ static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t 
             for (int k = 0; k < 4; k++) {                                                       \
                 const __m128i m0 = _mm_loadu_si128((const __m128i *)(mn + 32 * k));             \
                 const __m128i m1 = _mm_loadu_si128((const __m128i *)(mn + 32 * k + 16));        \
-                mpair[k] = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(m0, m1), _mm_unpacklo_epi8(m0, m1))); \
+                mpair[k] = x16_pairs16_u8(m0, m1);                                              \
             }                                                                                   \
             __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
             for (int j = 0; j < CB; j++) {                                                      \
-                const __m128i bp = x16_bsum_pairs(&y[j][ib]);                                   \
-                msum[j] = _mm512_setzero_si512();                                               \
-                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[0], _mm512_set1_epi32(_mm_extract_epi32(bp, 0))); \
-                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[1], _mm512_set1_epi32(_mm_extract_epi32(bp, 1))); \
-                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[2], _mm512_set1_epi32(_mm_extract_epi32(bp, 2))); \
-                msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[3], _mm512_set1_epi32(_mm_extract_epi32(bp, 3))); \
+                uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */              \
+                _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));                     \
+                msum[j] = x16_dot_pairs(mpair, 4, bp);                                          \
                 isum[j] = _mm512_setzero_si512();                                               \
             }                                                                                   \
             for (int c = 0; c < 4; c++) {   /* values 64 c ..: sub-blocks 2 c (low), 2 c + 1 */ \
@@ -226,11 +272,8 @@ static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t 
             }                                                                                   \
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));        \
             const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));  \
-            for (int j = 0; j < CB; j++) {                                                      \
-                const __m512 dy = _mm512_set1_ps(y[j][ib].d);                                   \
-                acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, dy), _mm512_cvtepi32_ps(isum[j]), acc[j]); \
-                acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]); \
-            }                                                                                   \
+            x16_fold_512(acc, d, y, ib, isum, CB);                                              \
+            x16_fold_min_512(acc, dmin, y, ib, msum, CB);                                       \
         }                                                                                       \
         x16_store_512(acc, CB, out, out_stride);                                                \
     }
@@ -245,10 +288,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
     const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
     const block_q8_K *y[QGEMV_X16_COLS];
     __m512 acc[QGEMV_X16_COLS];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm512_setzero_ps();
-    }
+    x16_columns_512(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q6_Kx16 *b = p + ib;
         __m512i isum[QGEMV_X16_COLS];
@@ -257,12 +297,10 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
             for (int i = 0; i < 8; i++) {
                 const __m128i s0 = _mm_loadu_si128((const __m128i *)(b->scales + 32 * i));
                 const __m128i s1 = _mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16));
-                spair[i] = _mm512_cvtepi8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(s0, s1), _mm_unpacklo_epi8(s0, s1)));
+                spair[i] = x16_pairs16_i8(s0, s1);
             }
             for (int j = 0; j < CB; j++) {   /* isum starts at -32 sum_s sc_s bsum_s */
-                __m512i off = _mm512_setzero_si512();
-                for (int i = 0; i < 8; i++)
-                    off = _mm512_dpwssd_epi32(off, spair[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
+                const __m512i off = x16_dot_pairs(spair, 8, y[j][ib].bsums);
                 isum[j] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(off, 5));
             }
         }
@@ -294,8 +332,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
                                                                          _mm512_mullo_epi32(t1[j], s1)));
             }
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        for (int j = 0; j < CB; j++)
-            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
+        x16_fold_512(acc, d, y, ib, isum, CB);
     }
     x16_store_512(acc, CB, out, out_stride);
 }
@@ -308,10 +345,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     const __m512i low2 = _mm512_set1_epi8(3);
     const block_q8_K *y[QGEMV_X16_COLS];
     __m512 acc[QGEMV_X16_COLS];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm512_setzero_ps();
-    }
+    x16_columns_512(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
         __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
@@ -321,12 +355,11 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                 const __m128i low4 = _mm_set1_epi8(0x0f);
                 const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i)), 4), low4);
                 const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16)), 4), low4);
-                mpair[i] = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(m0, m1), _mm_unpacklo_epi8(m0, m1)));
+                mpair[i] = x16_pairs16_u8(m0, m1);
             }
             for (int j = 0; j < CB; j++) {
-                msum[j] = isum[j] = _mm512_setzero_si512();
-                for (int i = 0; i < 8; i++)
-                    msum[j] = _mm512_dpwssd_epi32(msum[j], mpair[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
+                isum[j] = _mm512_setzero_si512();
+                msum[j] = x16_dot_pairs(mpair, 8, y[j][ib].bsums);
             }
         }
         for (int h = 0; h < 2; h++)
@@ -351,11 +384,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                 }
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
         const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
-        for (int j = 0; j < CB; j++) {
-            const __m512 dy = _mm512_set1_ps(y[j][ib].d);
-            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, dy), _mm512_cvtepi32_ps(isum[j]), acc[j]);
-            acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, dy), _mm512_cvtepi32_ps(msum[j]), acc[j]);
-        }
+        x16_fold_512(acc, d, y, ib, isum, CB);
+        x16_fold_min_512(acc, dmin, y, ib, msum, CB);
     }
     x16_store_512(acc, CB, out, out_stride);
 }
@@ -368,10 +398,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
     const __m512i low2 = _mm512_set1_epi8(3), bit2 = _mm512_set1_epi8(4);
     const block_q8_K *y[QGEMV_X16_COLS];
     __m512 acc[QGEMV_X16_COLS];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm512_setzero_ps();
-    }
+    x16_columns_512(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q3_Kx16 *b = p + ib;
         int8_t sc[256];
@@ -382,12 +409,10 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
             for (int i = 0; i < 8; i++) {
                 const __m128i s0 = _mm_loadu_si128((const __m128i *)(sc + 32 * i));
                 const __m128i s1 = _mm_loadu_si128((const __m128i *)(sc + 32 * i + 16));
-                spair[i] = _mm512_cvtepi8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(s0, s1), _mm_unpacklo_epi8(s0, s1)));
+                spair[i] = x16_pairs16_i8(s0, s1);
             }
             for (int j = 0; j < CB; j++) {   /* isum starts at -4 sum_s sc_s bsum_s */
-                __m512i off = _mm512_setzero_si512();
-                for (int i = 0; i < 8; i++)
-                    off = _mm512_dpwssd_epi32(off, spair[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
+                const __m512i off = x16_dot_pairs(spair, 8, y[j][ib].bsums);
                 isum[j] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(off, 2));
             }
         }
@@ -415,8 +440,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
                     for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], s));
                 }
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        for (int j = 0; j < CB; j++)
-            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
+        x16_fold_512(acc, d, y, ib, isum, CB);
     }
     x16_store_512(acc, CB, out, out_stride);
 }
@@ -431,10 +455,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
                                                                _mm_set1_epi8((char)0x80)));   /* kvalues + 128 */
     const block_q8_K *y[QGEMV_X16_COLS];
     __m512 acc[QGEMV_X16_COLS];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm512_setzero_ps();
-    }
+    x16_columns_512(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_iq4_xsx16 *b = p + ib;
         /* lane r: row r's scales_l (sub-block s in bits 4 s .. 4 s + 3) and scales_h (bits 2 s, 2 s + 1) */
@@ -451,12 +472,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
                 spair[k] = _mm512_or_si512(_mm512_and_si512(QGEMV_IQ4_XS_X16_SCALE(2 * k), _mm512_set1_epi32(0xffff)),
                                            _mm512_slli_epi32(QGEMV_IQ4_XS_X16_SCALE(2 * k + 1), 16));
             for (int j = 0; j < CB; j++) {   /* isum starts at -128 sum_s (ls_s - 32) bsum_s */
-                const __m128i bp = x16_bsum_pairs(&y[j][ib]);
-                __m512i off = _mm512_setzero_si512();
-                off = _mm512_dpwssd_epi32(off, spair[0], _mm512_set1_epi32(_mm_extract_epi32(bp, 0)));
-                off = _mm512_dpwssd_epi32(off, spair[1], _mm512_set1_epi32(_mm_extract_epi32(bp, 1)));
-                off = _mm512_dpwssd_epi32(off, spair[2], _mm512_set1_epi32(_mm_extract_epi32(bp, 2)));
-                off = _mm512_dpwssd_epi32(off, spair[3], _mm512_set1_epi32(_mm_extract_epi32(bp, 3)));
+                uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */
+                _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));
+                const __m512i off = x16_dot_pairs(spair, 4, bp);
                 isum[j] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(off, 7));
             }
         }
@@ -479,8 +497,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
         }
 #undef QGEMV_IQ4_XS_X16_SCALE
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        for (int j = 0; j < CB; j++)
-            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(isum[j]), acc[j]);
+        x16_fold_512(acc, d, y, ib, isum, CB);
     }
     x16_store_512(acc, CB, out, out_stride);
 }
@@ -503,10 +520,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
         const int per_int16 = QGEMV_X16_INT16_GROUPS_##name;                                    \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
         __m256 acc[2][QGEMV_X16_COLS];                                                          \
-        for (int j = 0; j < CB; j++) {                                                          \
-            y[j] = (const block_q8_K *)(a + j * act_stride);                                    \
-            acc[0][j] = acc[1][j] = _mm256_setzero_ps();                                        \
-        }                                                                                       \
+        x16_columns_256(a, act_stride, CB, y, acc);                                             \
         for (int64_t ib = 0; ib < nb; ib++) {                                                   \
             const block_##name##x16 *b = p + ib;                                                \
             uint8_t sc[128], mn[128];                                                           \
@@ -517,16 +531,14 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                 __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                             \
                 for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();        \
                 for (int k = 0; k < 4; k++) {   /* lane r: int16 (m_r,2k, m_r,2k+1) */          \
-                    const __m128i m0 = _mm_loadl_epi64((const __m128i *)(mn + 32 * k + 8 * h)); \
-                    const __m128i m1 = _mm_loadl_epi64((const __m128i *)(mn + 32 * k + 16 + 8 * h)); \
-                    const __m256i mp = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m0, m1));         \
+                    const __m256i mp = x16_pairs8_u8(x16_load8(mn + 32 * k + 8 * h), x16_load8(mn + 32 * k + 16 + 8 * h)); \
                     for (int j = 0; j < CB; j++)                                                \
                         msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32(_mm_extract_epi32(bp[j], k)))); \
                 }                                                                               \
                 for (int c = 0; c < 4; c++) {                                                   \
                     /* the rows' scales of sub-blocks 2 c and 2 c + 1 as int16 pairs (sc, sc) */ \
-                    const __m256i s0 = x16_scale_pairs_u8(sc + 32 * c + 8 * h);                 \
-                    const __m256i s1 = x16_scale_pairs_u8(sc + 32 * c + 16 + 8 * h);            \
+                    const __m128i sc0 = x16_load8(sc + 32 * c + 8 * h), sc1 = x16_load8(sc + 32 * c + 16 + 8 * h); \
+                    const __m256i s0 = x16_pairs8_u8(sc0, sc0), s1 = x16_pairs8_u8(sc1, sc1);   \
                     for (int k0 = 0; k0 < 8; k0 += per_int16) {                                 \
                         __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
                         for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
@@ -554,11 +566,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                 }                                                                               \
                 const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * h))); \
                 const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * h))); \
-                for (int j = 0; j < CB; j++) {                                                  \
-                    const __m256 dy = _mm256_set1_ps(y[j][ib].d);                               \
-                    acc[h][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(isum[j]), acc[h][j]); \
-                    acc[h][j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(msum[j]), acc[h][j]); \
-                }                                                                               \
+                x16_fold_min_256(acc[h], d, dmin, y, ib, isum, msum, CB);                       \
             }                                                                                   \
         }                                                                                       \
         x16_store_256(acc, CB, out, out_stride);                                                \
@@ -575,27 +583,24 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     const __m128i low4 = _mm_set1_epi8(0x0f);
     const block_q8_K *y[QGEMV_X16_COLS];
     __m256 acc[2][QGEMV_X16_COLS];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[0][j] = acc[1][j] = _mm256_setzero_ps();
-    }
+    x16_columns_256(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
         for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
             __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
             for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();
             for (int i = 0; i < 8; i++) {   /* lane r: int16 (m_r,2i, m_r,2i+1) */
-                const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadl_epi64((const __m128i *)(b->scales + 32 * i + 8 * half)), 4), low4);
-                const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadl_epi64((const __m128i *)(b->scales + 32 * i + 16 + 8 * half)), 4), low4);
-                const __m256i mp = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m0, m1));
+                const __m128i m0 = _mm_and_si128(_mm_srli_epi16(x16_load8(b->scales + 32 * i + 8 * half), 4), low4);
+                const __m128i m1 = _mm_and_si128(_mm_srli_epi16(x16_load8(b->scales + 32 * i + 16 + 8 * half), 4), low4);
+                const __m256i mp = x16_pairs8_u8(m0, m1);
                 for (int j = 0; j < CB; j++)
                     msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i)))));
             }
             for (int h = 0; h < 2; h++)
                 for (int f = 0; f < 4; f++)
                     for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg */
-                        const __m128i sc = _mm_and_si128(_mm_loadl_epi64((const __m128i *)(b->scales + 16 * (8 * h + 2 * f + gg) + 8 * half)), low4);
-                        const __m256i sp = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(sc, sc));   /* (sc, sc) */
+                        const __m128i sc = _mm_and_si128(x16_load8(b->scales + 16 * (8 * h + 2 * f + gg) + 8 * half), low4);
+                        const __m256i sp = x16_pairs8_u8(sc, sc);   /* (sc, sc) */
                         __m256i t[QGEMV_X16_COLS];
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
@@ -612,11 +617,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                     }
             const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
             const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * half)));
-            for (int j = 0; j < CB; j++) {
-                const __m256 dy = _mm256_set1_ps(y[j][ib].d);
-                acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(isum[j]), acc[half][j]);
-                acc[half][j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(msum[j]), acc[half][j]);
-            }
+            x16_fold_min_256(acc[half], d, dmin, y, ib, isum, msum, CB);
         }
     }
     x16_store_256(acc, CB, out, out_stride);
