@@ -21,12 +21,14 @@
  *          (16 |(q + 8) a| <= 16 15 127 < 2^15), minus 8 sum_j a_j once per activation block;
  *   mxfp4  kvalues_mxfp4[nibble] + 12 in [0, 24]: int16 sums of 4 products (8 24 127 < 2^15),
  *          minus 12 sum_j a_j;
- *   iq4_nl kvalues_iq4nl[nibble] in [-127, 113]: |q| . (a with q's sign), int32 per product pair.
+ *   iq4_nl kvalues_iq4nl[nibble] in [-127, 113]: |q| . (a with q's sign), int32 per product pair;
+ * with AVX-512 VNNI every format's levels are unsigned bytes u = q + o (o = 8, 12, 128) and
+ * vpdpbusd sums 4 products in int32, minus o sum_j a_j: the same isum, so the same bits.
  */
 
 /* ---------------------------------------------------------------- the layout */
 /* row r of a panel block from a GGUF block, and back */
-#define QGEMV_DEFINE_X8_PUT_ROW(name, scale_field)                                               \
+#define QGEMV_DEFINE_X8_PUT_ROW(name, scale_field)                                              \
     static inline void x8_put_row_##name(block_##name##x8 *p, int r, const block_##name *x) {   \
         p->scale_field[r] = x->scale_field;                                                     \
         for (int g = 0; g < 4; g++) memcpy(&p->qs[32 * g + 4 * r], &x->qs[4 * g], 4);           \
@@ -40,7 +42,7 @@ QGEMV_DEFINE_X8_PUT_ROW(iq4_nl, d)
 QGEMV_DEFINE_X8_PUT_ROW(mxfp4, e)
 
 /* rows 0..7 of w (row_stride bytes apart), n values each -> n / 32 panel blocks */
-#define QGEMV_DEFINE_INTERLEAVE_X8(name)                                                         \
+#define QGEMV_DEFINE_INTERLEAVE_X8(name)                                                        \
     static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n,     \
                                      void *restrict panel) {                                    \
         block_##name##x8 *p = (block_##name##x8 *)panel;                                        \
@@ -58,7 +60,7 @@ QGEMV_DEFINE_INTERLEAVE_X8(mxfp4)
 #else
 #define X8_BLOCK_DOT(name, x, y) dot_ref_32_##name(x, (y)->qs)
 #endif
-#define QGEMV_DEFINE_VEC_DOT_X8(name)                                                            \
+#define QGEMV_DEFINE_VEC_DOT_X8(name)                                                           \
     static float vec_dot_##name##_q8_0(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                        \
         const block_q8_0 *y = (const block_q8_0 *)a;                                            \
@@ -80,13 +82,22 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
 #define X8_COLS 32     /* columns likewise */
 
 #if defined(QGEMV_AVX2)
-enum { X8_OFFSET_ALL, X8_OFFSET_HALF, X8_SIGNED };   /* how the levels meet maddubs (above) */
+enum { X8_OFFSET_ALL, X8_OFFSET_HALF, X8_SIGNED, X8_VNNI };   /* how the levels meet maddubs (above) */
+#if defined(QGEMV_AVX512)
+/* VNNI: every format's levels as unsigned bytes u = q + o (iq4_nl: kvalues_iq4nl + 128 in
+ * [1, 241]), vpdpbusd summing 4 products exactly in int32 from -o sum_j a_j: the same isum */
+#define X8_KIND_q4_0 X8_VNNI
+#define X8_KIND_mxfp4 X8_VNNI
+#define X8_KIND_iq4_nl X8_VNNI
+#define X8_OFFSET_iq4_nl 128
+#else
 #define X8_KIND_q4_0 X8_OFFSET_ALL
 #define X8_KIND_mxfp4 X8_OFFSET_HALF
 #define X8_KIND_iq4_nl X8_SIGNED
+#define X8_OFFSET_iq4_nl 0
+#endif
 #define X8_OFFSET_q4_0 8
 #define X8_OFFSET_mxfp4 12
-#define X8_OFFSET_iq4_nl 0
 
 /* the 8 rows' scales of a panel block, lane r: row r */
 static inline __m256 x8_scales8_q4_0(const block_q4_0x8 *p) {
@@ -108,7 +119,14 @@ static inline __m256i x8_levels_mxfp4(__m256i nib) {   /* kvalues_mxfp4 + 12 */
     const __m128i t = _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12));
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), nib);
 }
+#if defined(QGEMV_AVX512)
+static inline __m256i x8_levels_iq4_nl(__m256i nib) {   /* q + 128: the sign bit flipped */
+    const __m128i t = _mm_xor_si128(_mm_loadu_si128((const __m128i *)kvalues_iq4nl), _mm_set1_epi8((char)0x80));
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), nib);
+}
+#else
 static inline __m256i x8_levels_iq4_nl(__m256i nib) { return qgemv_lookup16(kvalues_iq4nl, nib); }  /* signed */
+#endif
 
 /* o sum_j a_j of an activation block: 8 lanes of o (4 values each), then summed */
 static inline int32_t x8_offset_sum(int o, const block_q8_0 *y) {
@@ -123,6 +141,19 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
                                    int32_t corr) {
     __m256i s16a = _mm256_setzero_si256(), s16b = _mm256_setzero_si256(), s32 = _mm256_setzero_si256();
     const __m256i ones = _mm256_set1_epi16(1);
+#if defined(QGEMV_AVX512)
+    if (kind == X8_VNNI) {   /* two chains, summed: a GEMV's blocks overlap better */
+        __m256i s0 = _mm256_set1_epi32(-corr), s1 = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            int32_t lo, hi;
+            memcpy(&lo, aq + 4 * g, 4);
+            memcpy(&hi, aq + 16 + 4 * g, 4);
+            s0 = _mm256_dpbusd_epi32(s0, u[2 * g], _mm256_set1_epi32(lo));
+            s1 = _mm256_dpbusd_epi32(s1, u[2 * g + 1], _mm256_set1_epi32(hi));
+        }
+        return _mm256_add_epi32(s0, s1);
+    }
+#endif
     for (int g = 0; g < 4; g++) {
         int32_t lo, hi;
         memcpy(&lo, aq + 4 * g, 4);
@@ -148,14 +179,14 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
 /* block k of 8 GGUF rows as the registers of a panel block: qs[g] the 32 bytes of nibble group
  * g (bytes 4 g .. 4 g + 3 of row r at bytes 4 r), a 4 x 8 transpose of the rows' dwords; the
  * scales by way of a panel block's scale field (only that field of *p is written) */
-#define QGEMV_DEFINE_X8_FROM_ROWS(name, scale_field)                                             \
+#define QGEMV_DEFINE_X8_FROM_ROWS(name, scale_field)                                            \
     QGEMV_ALWAYS_INLINE void x8_from_rows_##name(const uint8_t *const *rows, int64_t k, __m256i qs[4], \
                                                  block_##name##x8 *p) {                         \
-        __m256i t[4];   /* rows r and r + 4: dwords g = 0..3 of each */                          \
+        __m256i t[4];   /* rows r and r + 4: dwords g = 0..3 of each */                         \
         for (int r = 0; r < 4; r++) {                                                           \
             const block_##name *lo = (const block_##name *)rows[r] + k, *hi = (const block_##name *)rows[r + 4] + k; \
             t[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo->qs)), \
-                                           _mm_loadu_si128((const __m128i *)hi->qs), 1);       \
+                                           _mm_loadu_si128((const __m128i *)hi->qs), 1);        \
         }                                                                                       \
         for (int r = 0; r < 8; r++) p->scale_field[r] = ((const block_##name *)rows[r] + k)->scale_field; \
         const __m256i a01 = _mm256_unpacklo_epi32(t[0], t[1]), b01 = _mm256_unpackhi_epi32(t[0], t[1]); \
@@ -173,10 +204,10 @@ QGEMV_DEFINE_X8_FROM_ROWS(mxfp4, e)
  * column c (y[c] points at its block k0); da[k * stride + c], corr[k * stride + c]: the columns'
  * scales and offset sums.  The blocks are xp[0 .. kn), or, with rows (xp NULL), blocks
  * k0 .. k0 + kn - 1 of 8 GGUF rows, transposed on the way in (x8_from_rows) */
-#define QGEMV_DEFINE_X8_PASS(name)                                                               \
+#define QGEMV_DEFINE_X8_PASS(name)                                                              \
     QGEMV_ALWAYS_INLINE void x8_pass_##name(const block_##name##x8 *restrict xp, const uint8_t *const *rows, \
-                                            int64_t k0, int64_t kn,                              \
-                                            const block_q8_0 *const *y, const float *da,         \
+                                            int64_t k0, int64_t kn,                             \
+                                            const block_q8_0 *const *y, const float *da,        \
                                             const int32_t *corr, int64_t stride, const int CB, __m256 *acc) { \
         const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
         __m256 ac[4];                                                                           \
@@ -214,38 +245,144 @@ QGEMV_DEFINE_X8_PASS(q4_0)
 QGEMV_DEFINE_X8_PASS(iq4_nl)
 QGEMV_DEFINE_X8_PASS(mxfp4)
 
-/* The tile loop, once for both layouts: rows in groups of up to X8_PANELS panels, columns in
- * slabs of X8_COLS, blocks in chunks of X8_SIDE / columns (the columns' scales and offset sums
- * made once per chunk for all the group's panels, each panel chunk then swept by every group of
- * 4 columns: a single column's chunk is 512 blocks, so its panels are read one after another,
- * one stream at a time; 32 columns' is 16 blocks, 2.3 KiB of a panel, reused from L1).  plain:
- * src holds nrows GGUF rows (stride: row bytes), read 8 at a time (a last group short of 8 rows
- * repeats its last row): up to 4 columns straight from the rows (x8_from_rows in the pass), more
- * through a scratch of X8_CHUNK blocks transposed once per chunk (redone per group of 4 columns,
- * batch 32 ran 5-8% slower); else src holds nrows / 8 panels (stride: panel bytes). */
-#define X8_PASS_CASES(name, xp, rows)                                                    \
-    switch (nc - cg) {                                                                          \
-    case 1: x8_pass_##name(xp, rows, k0, kn, yc, dac, cc, nc, 1, &acc[p][cg]); break;          \
-    case 2: x8_pass_##name(xp, rows, k0, kn, yc, dac, cc, nc, 2, &acc[p][cg]); break;          \
-    case 3: x8_pass_##name(xp, rows, k0, kn, yc, dac, cc, nc, 3, &acc[p][cg]); break;          \
-    default: x8_pass_##name(xp, rows, k0, kn, yc, dac, cc, nc, 4, &acc[p][cg]); break;         \
+#if defined(QGEMV_AVX512)
+/* Batches on AVX-512 take two panels per pass, 16 rows on the lanes of a zmm (0-7 the first
+ * panel's rows, 8-15 the second's), and 8 columns: batch 8 and 32 ran 1.3-2x faster than one
+ * panel per pass.  A single column keeps one panel per pass: two panels at once read it 25-40%
+ * slower out of cache (14336 x 4096, 1 thread), whatever the prefetch.  Levels and isums as the
+ * 8-lane VNNI dot's (x8_dot), so the same bits. */
+/* the 16 rows' scales of two panel blocks, lane r: row r of p0, lane 8 + r: row r of p1 */
+static inline __m512 x8_scales16_q4_0(const block_q4_0x8 *p0, const block_q4_0x8 *p1) {
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0->d)),
+                                                   _mm_loadu_si128((const __m128i *)p1->d), 1));
+}
+static inline __m512 x8_scales16_iq4_nl(const block_iq4_nlx8 *p0, const block_iq4_nlx8 *p1) {
+    return x8_scales16_q4_0((const block_q4_0x8 *)p0, (const block_q4_0x8 *)p1);   /* same fields */
+}
+/* qgemv_e8m0_to_fp32_half of 16 exponents: (e - 1) << 23, or 2^21 << e below e = 2 */
+static inline __m512 x8_scales16_mxfp4(const block_mxfp4x8 *p0, const block_mxfp4x8 *p1) {
+    const __m512i e = _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)p0->e),
+                                                              _mm_loadl_epi64((const __m128i *)p1->e)));
+    const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+    const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+    return _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, subnormal));
+}
+/* nibbles -> u = q + o */
+static inline __m512i x8_levels16_q4_0(__m512i nib) { return nib; }
+static inline __m512i x8_levels16_mxfp4(__m512i nib) {
+    const __m128i t = _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12));
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(t), nib);
+}
+static inline __m512i x8_levels16_iq4_nl(__m512i nib) {   /* q + 128: the sign bit flipped */
+    const __m128i t = _mm_xor_si128(_mm_loadu_si128((const __m128i *)kvalues_iq4nl), _mm_set1_epi8((char)0x80));
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(t), nib);
+}
+/* a pair of 256-bit accumulators (rows of panel p, of panel p + 1) as one zmm, and back */
+static inline __m512 x8_join(__m256 lo, __m256 hi) {
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+static inline void x8_split(__m512 v, __m256 *lo, __m256 *hi) {
+    *lo = _mm512_castps512_ps256(v);
+    *hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+/* kn blocks of the panels xp[0], xp[1] against CB columns: acc[c] (panel p's rows) and
+ * acc[X8_COLS + c] (panel p + 1's) get blocks k0 .. k0 + kn - 1 of column c (y[c] points at its
+ * block k0); da[k * stride + c], corr[k * stride + c]: the columns' scales and offset sums.  GGUF
+ * rows come through the tile's scratch, so rows is unused here. */
+#define QGEMV_DEFINE_X8_PASS_PAIR(name)                                                         \
+    QGEMV_ALWAYS_INLINE void x8_pass_pair_##name(const block_##name##x8 *const *xp, const uint8_t *const *rows, \
+                                            int64_t k0, int64_t kn,                             \
+                                            const block_q8_0 *const *y, const float *da,        \
+                                            const int32_t *corr, int64_t stride, const int CB, __m256 *acc) { \
+        (void)rows; (void)k0;                                                                   \
+        const __m512i m4 = _mm512_set1_epi8(0x0f);                                              \
+        __m512 ac[8];                                                                           \
+        for (int c = 0; c < CB; c++) ac[c] = x8_join(acc[c], acc[X8_COLS + c]);                 \
+        for (int64_t k = 0; k < kn; k++) {                                                      \
+            QGEMV_PREFETCH_STREAM(&xp[0][k], sizeof(xp[0][0]));                                 \
+            QGEMV_PREFETCH_STREAM(&xp[1][k], sizeof(xp[1][0]));                                 \
+            __m512i u[8];                                                                       \
+            for (int g = 0; g < 4; g++) {                                                       \
+                const __m512i v = _mm512_inserti64x4(                                           \
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(xp[0][k].qs + 32 * g))), \
+                    _mm256_loadu_si256((const __m256i *)(xp[1][k].qs + 32 * g)), 1);            \
+                u[2 * g] = x8_levels16_##name(_mm512_and_si512(v, m4));                         \
+                u[2 * g + 1] = x8_levels16_##name(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4)); \
+            }                                                                                   \
+            const __m512 dw = x8_scales16_##name(&xp[0][k], &xp[1][k]);                         \
+            for (int c = 0; c < CB; c++) {                                                      \
+                const int8_t *aq = y[c][k].qs;                                                  \
+                __m512i s0 = _mm512_set1_epi32(-corr[k * stride + c]), s1 = _mm512_setzero_si512(); \
+                for (int g = 0; g < 4; g++) {   /* one chain per column, two for fewer columns */ \
+                    int32_t lo, hi;                                                             \
+                    memcpy(&lo, aq + 4 * g, 4);                                                 \
+                    memcpy(&hi, aq + 16 + 4 * g, 4);                                            \
+                    s0 = _mm512_dpbusd_epi32(s0, u[2 * g], _mm512_set1_epi32(lo));              \
+                    if (CB < 4) s1 = _mm512_dpbusd_epi32(s1, u[2 * g + 1], _mm512_set1_epi32(hi)); \
+                    else s0 = _mm512_dpbusd_epi32(s0, u[2 * g + 1], _mm512_set1_epi32(hi));     \
+                }                                                                               \
+                if (CB < 4) s0 = _mm512_add_epi32(s0, s1);                                      \
+                ac[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(dw, _mm512_set1_ps(da[k * stride + c])), ac[c]); \
+            }                                                                                   \
+        }                                                                                       \
+        for (int c = 0; c < CB; c++) x8_split(ac[c], &acc[c], &acc[X8_COLS + c]);               \
     }
-#define QGEMV_DEFINE_X8_TILE(name)                                                               \
+QGEMV_DEFINE_X8_PASS_PAIR(q4_0)
+QGEMV_DEFINE_X8_PASS_PAIR(iq4_nl)
+QGEMV_DEFINE_X8_PASS_PAIR(mxfp4)
+#endif
+
+/* The tile loop, once for both layouts and both passes: rows in groups of up to X8_PANELS
+ * panels, columns in slabs of X8_COLS, blocks in chunks of X8_SIDE / columns (the columns' scales
+ * and offset sums made once per chunk for all the group's panels, each panel chunk then swept by
+ * every group of 4 or 8 columns: a single column's chunk is 512 blocks, so its panels are read
+ * one after another; 32 columns' is 16 blocks, 2.3 KiB of a panel, reused from L1).  plain: src
+ * holds nrows GGUF rows (stride: row bytes), read 8 at a time (a last group short of 8 rows
+ * repeats its last row); the one-panel pass takes up to 4 columns straight from the rows
+ * (x8_from_rows in the pass), more go through a scratch of X8_CHUNK blocks transposed once per
+ * chunk (redone per group of 4 columns, batch 32 ran 5-8% slower); else src holds nrows / 8
+ * panels (stride: panel bytes).  A pair's missing second panel is its first again, those lanes
+ * dropped. */
+#define X8_PASS_CASE(pass, xp, rows, cbmax, cb)                                                 \
+    case cb: pass(xp, rows, k0, kn, yc, dac, cc, nc, cb < cbmax ? cb : cbmax, &acc[p][cg]); break;
+#define X8_PASS_CASES(pass, xp, rows, cbmax)                                                    \
+    for (int64_t cg = 0; cg < nc; cg += cbmax) {                                                \
+        const block_q8_0 *const *yc = y + cg;                                                   \
+        const float *dac = da + cg;                                                             \
+        const int32_t *cc = corr + cg;                                                          \
+        switch (nc - cg < cbmax ? nc - cg : cbmax) {                                            \
+        X8_PASS_CASE(pass, xp, rows, cbmax, 1) X8_PASS_CASE(pass, xp, rows, cbmax, 2)           \
+        X8_PASS_CASE(pass, xp, rows, cbmax, 3) X8_PASS_CASE(pass, xp, rows, cbmax, 4)           \
+        X8_PASS_CASE(pass, xp, rows, cbmax, 5) X8_PASS_CASE(pass, xp, rows, cbmax, 6)           \
+        X8_PASS_CASE(pass, xp, rows, cbmax, 7) X8_PASS_CASE(pass, xp, rows, cbmax, 8)           \
+        }                                                                                       \
+    }
+#if defined(QGEMV_AVX512)
+#define X8_PAIRS 1
+#define X8_PASS_PAIR_CASES(name) if (pair) X8_PASS_CASES(x8_pass_pair_##name, xp, rows, 8) else
+#else
+#define X8_PAIRS 0
+#define X8_PASS_PAIR_CASES(name)
+#endif
+#define QGEMV_DEFINE_X8_TILE(name)                                                              \
     static void x8_tile_##name(int64_t n, const uint8_t *src, int64_t stride, int64_t nrows, int plain, \
-                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out,  \
+                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out, \
                                int64_t out_stride) {                                            \
         const int64_t nb = n / 32;                                                              \
-        block_##name##x8 scratch[X8_CHUNK];                                                     \
+        block_##name##x8 scratch[1 + X8_PAIRS][X8_CHUNK];                                       \
         float da[X8_SIDE];                                                                      \
         int32_t corr[X8_SIDE];                                                                  \
         __m256 acc[X8_PANELS][X8_COLS];                                                         \
         for (int64_t c0 = 0; c0 < ncols; c0 += X8_COLS) {                                       \
             const int64_t nc = ncols - c0 < X8_COLS ? ncols - c0 : X8_COLS;                     \
-            const int64_t chunk = plain && nc > 4 && X8_SIDE / nc > X8_CHUNK ? X8_CHUNK : X8_SIDE / nc; \
+            const int pair = X8_PAIRS && nc > 1;                                                \
+            const int scratched = plain && (pair || nc > 4);                                    \
+            const int64_t chunk = scratched && X8_SIDE / nc > X8_CHUNK ? X8_CHUNK : X8_SIDE / nc; \
             for (int64_t r0 = 0; r0 < nrows; r0 += 8 * X8_PANELS) {                             \
-                const int64_t nr = nrows - r0 < 8 * X8_PANELS ? nrows - r0 : 8 * X8_PANELS;      \
+                const int64_t nr = nrows - r0 < 8 * X8_PANELS ? nrows - r0 : 8 * X8_PANELS;     \
                 const int64_t np = (nr + 7) / 8;                                                \
-                for (int64_t p = 0; p < np; p++)                                                \
+                for (int64_t p = 0; p < X8_PANELS; p++)                                         \
                     for (int64_t c = 0; c < nc; c++) acc[p][c] = _mm256_setzero_ps();           \
                 for (int64_t k0 = 0; k0 < nb; k0 += chunk) {                                    \
                     const int64_t kn = nb - k0 < chunk ? nb - k0 : chunk;                       \
@@ -257,31 +394,30 @@ QGEMV_DEFINE_X8_PASS(mxfp4)
                             corr[k * nc + c] = x8_offset_sum(X8_OFFSET_##name, &y[c][k]);       \
                         }                                                                       \
                     }                                                                           \
-                    for (int64_t p = 0; p < np; p++) {                                          \
+                    for (int64_t p = 0; p < np; p += 1 + pair) {                                \
                         const uint8_t *rows[8] = {NULL};                                        \
-                        const block_##name##x8 *xp = NULL;                                      \
-                        if (plain)                                                              \
+                        const block_##name##x8 *xp[2] = {NULL, NULL};                           \
+                        for (int h = 0; h <= pair; h++) {                                       \
+                            const int64_t q = p + h < np ? p + h : p;                           \
+                            if (!plain) {                                                       \
+                                xp[h] = (const block_##name##x8 *)(src + (r0 / 8 + q) * stride) + k0; \
+                                continue;                                                       \
+                            }                                                                   \
                             for (int r = 0; r < 8; r++) {                                       \
-                                const int64_t rr = r0 + 8 * p + r < nrows ? r0 + 8 * p + r : nrows - 1; \
+                                const int64_t rr = r0 + 8 * q + r < nrows ? r0 + 8 * q + r : nrows - 1; \
                                 rows[r] = src + rr * stride;                                    \
                             }                                                                   \
-                        else                                                                    \
-                            xp = (const block_##name##x8 *)(src + (r0 / 8 + p) * stride) + k0;  \
-                        if (plain && nc > 4) {   /* transposed once for all the column groups */ \
+                            if (!scratched) continue;   /* transposed once for all the column groups */ \
                             for (int64_t k = 0; k < kn; k++) {                                  \
                                 __m256i qs[4];                                                  \
-                                x8_from_rows_##name(rows, k0 + k, qs, &scratch[k]);             \
-                                for (int g = 0; g < 4; g++) _mm256_storeu_si256((__m256i *)(scratch[k].qs + 32 * g), qs[g]); \
+                                x8_from_rows_##name(rows, k0 + k, qs, &scratch[h][k]);          \
+                                for (int g = 0; g < 4; g++) _mm256_storeu_si256((__m256i *)(scratch[h][k].qs + 32 * g), qs[g]); \
                             }                                                                   \
-                            xp = scratch;                                                       \
+                            xp[h] = scratch[h];                                                 \
                         }                                                                       \
-                        for (int64_t cg = 0; cg < nc; cg += 4) {                                \
-                            const block_q8_0 *const *yc = y + cg;                               \
-                            const float *dac = da + cg;                                         \
-                            const int32_t *cc = corr + cg;                                      \
-                            if (!xp) X8_PASS_CASES(name, NULL, rows)                                  \
-                            else X8_PASS_CASES(name, xp, NULL)                                      \
-                        }                                                                       \
+                        X8_PASS_PAIR_CASES(name)                                                \
+                        if (xp[0]) X8_PASS_CASES(x8_pass_##name, xp[0], rows, 4)                \
+                        else X8_PASS_CASES(x8_pass_##name, NULL, rows, 4)                       \
                     }                                                                           \
                 }                                                                               \
                 for (int64_t p = 0; p < np; p++)                                                \
@@ -296,9 +432,9 @@ QGEMV_DEFINE_X8_PASS(mxfp4)
     }
 #else
 /* portable: the same arithmetic, row by row */
-#define QGEMV_DEFINE_X8_TILE(name)                                                               \
+#define QGEMV_DEFINE_X8_TILE(name)                                                              \
     static void x8_tile_##name(int64_t n, const uint8_t *src, int64_t stride, int64_t nrows, int plain, \
-                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out,  \
+                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out, \
                                int64_t out_stride) {                                            \
         for (int64_t r = 0; r < nrows; r++)                                                     \
             for (int64_t c = 0; c < ncols; c++) {                                               \
@@ -325,8 +461,8 @@ QGEMV_DEFINE_X8_TILE(mxfp4)
 
 /* the table's entries: panel_tile_<name> over prepared panels, vec_dot_tile_<name>_q8_0 over
  * GGUF rows */
-#define QGEMV_DEFINE_X8_ENTRIES(name)                                                            \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
+#define QGEMV_DEFINE_X8_ENTRIES(name)                                                           \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         x8_tile_##name(n, (const uint8_t *)panels, panel_stride, 8 * npanels, 0, (const uint8_t *)a, \
