@@ -20,7 +20,7 @@ gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-ans
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
               repacked layout in spirit; and iq1_m, whose panels hold its rows as trits; 16: the
-              K-quants and iq4_xs, ``block_<name>x16``, a row per lane of a 512-bit vector).
+              K-quants, iq4_xs and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
               as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
@@ -111,7 +111,7 @@ FORMATS: tuple[Format, ...] = (
     _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
     _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
     _f(7, "q5_1", 32, 2 + 2 + 4 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
-    _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A, _Q}),
+    _f(8, "q8_0", 32, 2 + 32, "q8_0", "quant", {_D, _M, _A, _Q}, interleave=16),
     _f(9, "q8_1", 32, 2 + 2 + 32, None, "activation", {_D, _A, _Q}, gguf_py=False),
     _f(10, "q2_K", QK_K, QK_K // 16 + QK_K // 4 + 2 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(11, "q3_K", QK_K, QK_K // 8 + QK_K // 4 + 12 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),

@@ -36,6 +36,7 @@
 #include "formats/iq1.h"
 #include "formats/kquants.h"
 #include "formats/superblocks_x16.h"
+#include "formats/q8_0_x16.h"
 #include "formats/quantize_common.h"
 #include "formats/quantize_q32.h"
 #include "formats/quantize_tq.h"
@@ -98,7 +99,8 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .interleave = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_INTERLEAVE_ENTRY)},
     .panel_tile = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_TILE_ENTRY)},
-    .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY) QGEMV_NO_PANELS(QGEMV_NO_PANELS_ENTRY)},
+    .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY) QGEMV_NO_PANELS(QGEMV_NO_PANELS_ENTRY)
+                   QGEMV_NO_PANELS_Q8_0(QGEMV_NO_PANELS_ENTRY)},
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,

@@ -96,10 +96,30 @@ def test_ggml_order_formats_give_ggml_bits(name, nblocks, monkeypatch):
         try:
             m = QMatrix(blocks, fmt.id, (rows, cols))
             want = m @ x
-            assert (m._prepared is not None) == (repack and bool(fmt.interleave))
+            panels = bool(qgemv._kernels.panel_rows("avx2", fmt.id)) and rows >= fmt.interleave
+            assert (m._prepared is not None) == (repack and panels)
         finally:
             qgemv.set_repack(True)
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"repack={repack}")
+
+
+@pytest.mark.parametrize("nblocks", [1, 3, 37])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_q8_0_panels_give_ggml_bits(nblocks, batch, isa):
+    """q8_0 on every variant, from its 16-row panels where the variant has them (AVX-512,
+    src/formats/q8_0_x16.h) and from its GGUF rows for the rest: ggml's vec_dot bits."""
+    if not qgemv._kernels.cpu_runs("avx2") or isa == "baseline":
+        pytest.skip("ggml's AVX2 order is the avx2 and avx512 variants'")
+    fmt = qgemv._formats.BY_NAME["q8_0"]
+    rows, cols = 40, nblocks * 32
+    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
+    blocks = ggml.quantize(fmt.id, w)
+    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
+    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
+    m = QMatrix(blocks, fmt.id, (rows, cols))
+    want = m @ x
+    assert (m._prepared is not None) == bool(qgemv._kernels.panel_rows(isa, fmt.id))
+    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
 
 
 @pytest.mark.parametrize("name", INTERLEAVED)

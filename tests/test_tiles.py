@@ -125,12 +125,12 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_but_q8_0_iq1_m_the_k_quants_and_iq4_xs():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
-                                             "iq4_nl", "iq4_xs", "iq1_m", "mxfp4"]
-    # 8 rows per panel, but 16 for the K-quants and iq4_xs (a row per lane of a 512-bit vector)
+def test_interleaved_formats_are_the_32_value_formats_iq1_m_the_k_quants_and_iq4_xs():
+    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
+                                             "q6_K", "iq4_nl", "iq4_xs", "iq1_m", "mxfp4"]
+    # 8 rows per panel, but 16 for q8_0, the K-quants and iq4_xs (a row per lane of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
-        "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16}
+        "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
@@ -184,7 +184,8 @@ def _documented_panel(fmt, rows8):
 
 
 def _documented_x16_block(fmt, rows16):
-    """block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks (16, type_size): d[16], dmin[16],
+    """block_q8_0x16 from 16 rows' blocks (16, type_size): d[16], qs[64 i + 4 r + j] = row r's qs[4 i + j];
+    block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks: d[16], dmin[16],
     scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j;
     block_q2_Kx16: d[16], dmin[16], scales[16 s + r], qs[64 g + 4 r + j];
     block_q3_Kx16: d[16], scales[16 i + r], hmask[64 m + 4 r + j], qs[64 g + 4 r + j];
@@ -193,6 +194,8 @@ def _documented_x16_block(fmt, rows16):
     the order its products read them: (ql 16 h + k, qh 8 h + k) for k < 8, then ql 16 h + 8 .. 16 h + 15."""
     def lanes(field, width):   # (16, nbytes) -> groups of `width` bytes, row r's group in lane r
         return field.reshape(16, -1, width).transpose(1, 0, 2).reshape(-1)
+    if fmt.name == "q8_0":     # block_q8_0: d, qs[32]
+        return np.concatenate([rows16[:, 0:2].reshape(-1), lanes(rows16[:, 2:34], 4)])
     if fmt.name == "q2_K":     # block_q2_K: scales[16], qs[64], d, dmin
         return np.concatenate([rows16[:, 80:82].reshape(-1), rows16[:, 82:84].reshape(-1), lanes(rows16[:, 0:16], 1),
                                lanes(rows16[:, 16:80], 4)])
@@ -392,13 +395,17 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
 @pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16], ids=ids)
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
 def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
-    """The K-quants' and iq4_xs's panels sum 16 rows' integers in lanes (superblocks_x16.h; AVX2 adds maddubs
-    pairs in int16): every level, scale and minimum at its largest, against activations all of one
-    sign (the largest int16 sums) or alternating (sign 0), give vec_dot's bits, and every ISA
-    variant the same ones (exact integers, then the same two fmas per super-block)."""
+    """The panels of the K-quants, iq4_xs (superblocks_x16.h; AVX2 adds maddubs pairs in int16) and
+    q8_0 (q8_0_x16.h) sum 16 rows' integers in lanes: every level, scale and minimum at its
+    largest, against activations all of one sign (the largest int16 sums) or alternating (sign
+    0), give vec_dot's bits, and every ISA variant the same ones (exact integers, then the same
+    fmas)."""
     rows, cols, batch = 40, 3 * 256, 5
-    blocks = np.full((rows, cols // 256, fmt.type_size), 0xFF, np.uint8)
-    if fmt.name == "q6_K":   # levels 63 - 32 = 31; the int8 scales at -128 and 127, in turn; finite d
+    blocks = np.full((rows, cols // fmt.block_size, fmt.type_size), 0xFF, np.uint8)
+    if fmt.name == "q8_0":   # levels -128 and 127 in turn (u = q + 128 at 0 and 255); finite d
+        blocks[:, :, 0:2] = np.array([1e-3], np.float16).view(np.uint8)
+        blocks[:, :, 2:] = np.array([0x80, 0x7F] * 16, np.uint8)
+    elif fmt.name == "q6_K":   # levels 63 - 32 = 31; the int8 scales at -128 and 127, in turn; finite d
         blocks[:, :, 192:208] = np.array([0x80, 0x7F] * 8, np.uint8)
         blocks[:, :, 208:210] = np.array([1e-3], np.float16).view(np.uint8)
     elif fmt.name == "q2_K":   # levels 3, scales and minimums 15; finite d and dmin
@@ -413,10 +420,11 @@ def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
     m = QMatrix(blocks.reshape(rows, -1), fmt.name, (rows, cols))
     x = np.where(np.arange(cols) % 2, 1.0, -1.0) if sign == 0 else np.full(cols, sign)
     x = (x[None, :] * np.linspace(1, 2, batch)[:, None]).astype(np.float32)
-    xq = np.empty((batch, _formats.BY_NAME["q8_k"].row_nbytes(cols)), np.uint8)
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(cols)), np.uint8)
     results = []
     for isa_name in [i for i in _dispatch.runnable() if _kernels.panel_rows(i, fmt.id)]:
-        _kernels.quantize_activations(isa_name, _formats.BY_NAME["q8_k"].id, x, xq)
+        _kernels.quantize_activations(isa_name, afmt.id, x, xq)
         want = np.full((rows, batch), np.nan, np.float32)
         _kernels.matmul_act_vec_dot(isa_name, fmt.id, m._data, m._row_nbytes, cols, xq, want, 1)
         panels = np.empty(32 * fmt.panel_row_nbytes(cols), np.uint8)
@@ -440,5 +448,5 @@ def test_panel_functions_refuse_a_wrong_row_count():
     with pytest.raises(ValueError, match="hold 16 rows, not 8"):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
-        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["q8_0"].id, 16, data, fmt.type_size, 256, panels,
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq2_xxs"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)

@@ -402,6 +402,14 @@ typedef struct {
 } block_q2_Kx16;
 static_assert(sizeof(block_q2_Kx16) == 16 * sizeof(block_q2_K), "wrong q2_Kx16 block size/padding");
 
+/* q8_0 (src/formats/q8_0_x16.h): d[r], qs[64 i + 4 r + j] = row r's qs[4 i + j] (i < 8, j < 4), so
+ * one 64-byte load gives lane i of ggml's AVX2 dot (values 4 i .. 4 i + 3) for 16 rows */
+typedef struct {
+    qgemv_half d[16];
+    int8_t qs[16 * 32];
+} block_q8_0x16;
+static_assert(sizeof(block_q8_0x16) == 16 * sizeof(block_q8_0), "wrong q8_0x16 block size/padding");
+
 /* q3_K: d[r], scales[16 i + r] = row r's scales[i] (i < 12), hmask[64 m + 4 r + j] = row r's
  * hmask[4 m + j] (m < 8), qs as q2_K's */
 typedef struct {

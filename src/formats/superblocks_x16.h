@@ -71,20 +71,20 @@ static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4
 }
 
 /* rows 0..15 of w (row_stride bytes apart), n values each -> n / 256 panel blocks */
-#define QGEMV_DEFINE_INTERLEAVE_X16(name)                                                        \
+#define QGEMV_DEFINE_INTERLEAVE_X16(name, block_size)                                            \
     static void interleave_x16_##name(const void *restrict w, int64_t row_stride, int64_t n,    \
                                       void *restrict panel) {                                   \
         block_##name##x16 *p = (block_##name##x16 *)panel;                                      \
-        for (int64_t b = 0; b < n / QK_K; b++)                                                  \
+        for (int64_t b = 0; b < n / (block_size); b++)                                          \
             for (int r = 0; r < 16; r++)                                                        \
                 x16_put_row_##name(&p[b], r, (const block_##name *)((const uint8_t *)w + r * row_stride) + b); \
     }
-QGEMV_DEFINE_INTERLEAVE_X16(q2_K)
-QGEMV_DEFINE_INTERLEAVE_X16(q3_K)
-QGEMV_DEFINE_INTERLEAVE_X16(q4_K)
-QGEMV_DEFINE_INTERLEAVE_X16(q5_K)
-QGEMV_DEFINE_INTERLEAVE_X16(q6_K)
-QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs)
+QGEMV_DEFINE_INTERLEAVE_X16(q2_K, QK_K)
+QGEMV_DEFINE_INTERLEAVE_X16(q3_K, QK_K)
+QGEMV_DEFINE_INTERLEAVE_X16(q4_K, QK_K)
+QGEMV_DEFINE_INTERLEAVE_X16(q5_K, QK_K)
+QGEMV_DEFINE_INTERLEAVE_X16(q6_K, QK_K)
+QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
 /* a batch's passes prefetch each level line they load QGEMV_STREAM_AHEAD bytes ahead (batch 8

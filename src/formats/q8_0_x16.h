@@ -1,0 +1,87 @@
+/* q8_0 on 16 interleaved rows: the panels QMatrix prepares once per matrix (AVX-512 only).
+ *
+ * vec_dot_q8_0_q8_0 (q32.h) is ggml's AVX2 arithmetic: per row 8 float lanes,
+ *     l_i = fma(d_x d_y, (float) sum_{j = 4i .. 4i + 3} q_j a_j, l_i)     blocks in order,
+ *     result = hsum_float_8(l) = ((l_0 + l_4) + (l_2 + l_6)) + ((l_1 + l_5) + (l_3 + l_7)).
+ * A panel block (block_q8_0x16, include/qgemv/blocks.h) holds block b of 16 rows with row r in
+ * lane r, so one 64-byte load of group i is lane i's 4 values of each of the 16 rows.  vpdpbusd
+ * of u = q + 128 (the sign bit flipped) against the column's values 4 i .. 4 i + 3 broadcast,
+ * started from -128 times their sum, is lane i's exact int32 for 16 rows; then the same fma per
+ * lane into 8 accumulators per column, added at the end in hsum_float_8's order.  Every row and
+ * column gets vec_dot's bits, whatever the batch or the layout.  The other variants read the
+ * GGUF rows (QGEMV_NO_PANELS_Q8_0).
+ */
+
+/* ---------------------------------------------------------------- the layout */
+static inline void x16_put_row_q8_0(block_q8_0x16 *p, int r, const block_q8_0 *x) {
+    p->d[r] = x->d;
+    for (int i = 0; i < 8; i++) memcpy(&p->qs[64 * i + 4 * r], &x->qs[4 * i], 4);
+}
+QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
+
+/* ---------------------------------------------------------------- products */
+#if defined(QGEMV_AVX512)
+#define QGEMV_X16_COLS_Q8_0 2   /* columns per pass: 8 accumulators each, in registers */
+
+/* nb panel blocks against CB <= QGEMV_X16_COLS_Q8_0 columns (q8_0 blocks at a + j act_stride):
+ * out[r * out_stride + j] for the 16 rows */
+QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const uint8_t *a, int64_t act_stride,
+                                       const int CB, float *out, int64_t out_stride) {
+    const block_q8_0 *y[QGEMV_X16_COLS_Q8_0];
+    __m512 acc[QGEMV_X16_COLS_Q8_0][8];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_0 *)(a + j * act_stride);
+        for (int i = 0; i < 8; i++) acc[j][i] = _mm512_setzero_ps();
+    }
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_q8_0x16 *b = p + ib;
+        __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
+        for (int i = 0; i < 8; i++) {
+            QGEMV_X16_PREFETCH(CB, b->qs + 64 * i);
+            u[i] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b->qs + 64 * i)), flip);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        for (int j = 0; j < CB; j++) {
+            const int8_t *aq = y[j][ib].qs;
+            /* -128 sum of each lane's 4 activations */
+            int32_t off[8];
+            const __m256i s4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
+                                                   _mm256_loadu_si256((const __m256i *)aq));
+            _mm256_storeu_si256((__m256i *)off, _mm256_sub_epi32(_mm256_setzero_si256(), s4));
+            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(scale_q8_0(&y[j][ib])));
+            for (int i = 0; i < 8; i++) {
+                int32_t a4;
+                memcpy(&a4, aq + 4 * i, 4);
+                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(off[i]), u[i], _mm512_set1_epi32(a4));
+                acc[j][i] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[j][i]);
+            }
+        }
+    }
+    for (int j = 0; j < CB; j++) {
+        const __m512 *l = acc[j];
+        const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
+                                         _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
+        float o[16];
+        _mm512_storeu_ps(o, sum);
+        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    }
+}
+static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
+                            const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
+                            int64_t out_stride) {
+    for (int64_t k = 0; k < npanels; k++) {
+        const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + k * panel_stride);
+        for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_COLS_Q8_0) {
+            const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
+            float *o = out + 16 * k * out_stride + c0;
+            if (ncols - c0 == 1) x16_pass_q8_0(n / 32, p, a_, act_stride, 1, o, out_stride);
+            else x16_pass_q8_0(n / 32, p, a_, act_stride, 2, o, out_stride);
+        }
+    }
+}
+#define QGEMV_NO_PANELS_Q8_0(X)
+#else
+#define QGEMV_NO_PANELS_Q8_0(X) X(q8_0)
+#define panel_tile_q8_0 NULL   /* the table's entry (QGEMV_FOR_EACH_INTERLEAVED) */
+#endif
