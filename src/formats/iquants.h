@@ -275,6 +275,15 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
      * 2 127 127 < 2^15 */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
 }
+/* acc + iq_dot_sub: VNNI's vpdpwssd is madd and add in one, the same int32 lanes */
+static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
+#if defined(QGEMV_AVX512)
+    const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
+    return _mm256_dpwssd_epi32(acc, _mm256_maddubs_epi16(mag, sa), ls);
+#else
+    return _mm256_add_epi32(acc, iq_dot_sub(mag, signs, a, ls));
+#endif
+}
 
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) grid_indices_##name(b, ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
@@ -306,7 +315,7 @@ static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __
                 const __m256i mag = grid_##name(&x[ib], ib32, &signs, ix);                 \
                 const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
                 for (int j = 0; j < CB; j++)                                               \
-                    sum[j] = _mm256_add_epi32(sum[j], iq_dot_sub(mag, signs, y[j][ib].qs + 32 * ib32, ls)); \
+                    sum[j] = iq_dot_sub_acc(sum[j], mag, signs, y[j][ib].qs + 32 * ib32, ls);      \
             }                                                                              \
             const float dx = qgemv_fp16_to_fp32(x[ib].d);                                  \
             for (int j = 0; j < CB; j++)                                                   \
