@@ -369,12 +369,24 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
  * A pair's int32 lanes are ggml's: *plo holds lanes 0..3 of each row (values 0..15, row a in the
  * low half, row b in the high half), *phi lanes 4..7 (values 16..31); each float lane then sees
  * ggml's fma sequence, so tile_32_hsum_pair_row gives ggml's hsum_float_8 bits */
-QGEMV_ALWAYS_INLINE void tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones,
-                                          __m256i *plo, __m256i *phi) {
+/* *plo += the pair's lanes 0..3, *phi += lanes 4..7 (exact int32) */
+QGEMV_ALWAYS_INLINE void tile_32_pair_dot_add(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones,
+                                              __m256i *plo, __m256i *phi) {
     const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
     const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
-    *plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones);
-    *phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones);
+#if defined(QGEMV_AVX512)   /* VNNI: the 4 products of a lane and the add in one step */
+    (void)ones;
+    *plo = _mm256_dpbusd_epi32(*plo, lo, alo);
+    *phi = _mm256_dpbusd_epi32(*phi, hi, ahi);
+#else
+    *plo = _mm256_add_epi32(*plo, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones));
+    *phi = _mm256_add_epi32(*phi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones));
+#endif
+}
+QGEMV_ALWAYS_INLINE void tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones,
+                                          __m256i *plo, __m256i *phi) {
+    *plo = *phi = _mm256_setzero_si256();
+    tile_32_pair_dot_add(lo, hi, aq, ones, plo, phi);
 }
 /* hsum_float_8 of one row's lanes (half 0: row a, 1: row b): lanes 4..7 + lanes 0..3, then pairs */
 static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half) {

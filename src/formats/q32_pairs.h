@@ -152,18 +152,20 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
                 sm = _mm256_add_ps(sm, _mm256_mul_ps(dec ? dec[k].m : X8P_MINS_##name(&xp[k]),  \
                                                      _mm256_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s)))); \
             const __m256i plane = dec ? _mm256_setzero_si256() : X8P_PLANE_##name(&xp[k]);      \
-            __m256i clo = _mm256_setzero_si256(), chi = _mm256_setzero_si256();                 \
+            __m256i clo = _mm256_setzero_si256(), chi = _mm256_setzero_si256();  /* -o sum a */ \
             if (X8P_OFFSET_##name) {                                                            \
                 const __m256i o = _mm256_set1_epi8(X8P_OFFSET_##name);                          \
                 tile_32_pair_dot(o, o, y[k].qs, ones, &clo, &chi);                              \
+                clo = _mm256_sub_epi32(_mm256_setzero_si256(), clo);                            \
+                chi = _mm256_sub_epi32(_mm256_setzero_si256(), chi);                            \
             }                                                                                   \
             _Pragma("GCC unroll 4")                                                             \
             for (int p = 0; p < 4; p++) {                                                       \
                 __m256i lo, hi, plo, phi;                                                       \
                 if (dec) { lo = dec[k].lev[2 * p]; hi = dec[k].lev[2 * p + 1]; }                \
                 else x8p_levels_##name(&xp[k], plane, p, &lo, &hi);                             \
-                tile_32_pair_dot(lo, hi, y[k].qs, ones, &plo, &phi);                            \
-                if (X8P_OFFSET_##name) { plo = _mm256_sub_epi32(plo, clo); phi = _mm256_sub_epi32(phi, chi); } \
+                plo = clo; phi = chi;                                                           \
+                tile_32_pair_dot_add(lo, hi, y[k].qs, ones, &plo, &phi);                        \
                 const __m256 dp = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, \
                                                            2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1)); \
                 ac[2 * p] = _mm256_fmadd_ps(dp, _mm256_cvtepi32_ps(plo), ac[2 * p]);            \
