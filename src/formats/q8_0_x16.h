@@ -67,19 +67,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
-static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
-                            const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
-                            int64_t out_stride) {
-    for (int64_t k = 0; k < npanels; k++) {
-        const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + k * panel_stride);
-        for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_COLS_Q8_0) {
-            const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
-            float *o = out + 16 * k * out_stride + c0;
-            if (ncols - c0 == 1) x16_pass_q8_0(n / 32, p, a_, act_stride, 1, o, out_stride);
-            else x16_pass_q8_0(n / 32, p, a_, act_stride, 2, o, out_stride);
-        }
-    }
-}
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q8_0, 32, QGEMV_X16_COLS_Q8_0)
 #define QGEMV_NO_PANELS_Q8_0(X)
 #else
 #define QGEMV_NO_PANELS_Q8_0(X) X(q8_0)

@@ -625,6 +625,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
 #endif
 
 #if defined(QGEMV_AVX2)
+#define QGEMV_X16_CASES_2(name, nb, p, a_, s, o, os)                                             \
+    case 1: x16_pass_##name(nb, p, a_, s, 1, o, os); break;                                     \
+    default: x16_pass_##name(nb, p, a_, s, 2, o, os); break;
 #define QGEMV_X16_CASES_4(name, nb, p, a_, s, o, os)                                             \
     case 1: x16_pass_##name(nb, p, a_, s, 1, o, os); break;                                     \
     case 2: x16_pass_##name(nb, p, a_, s, 2, o, os); break;                                     \
@@ -643,18 +646,18 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
 #define QGEMV_X16_CASES(cols, ...) QGEMV_X16_CASES_(cols, __VA_ARGS__)
 #endif
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
- * against the columns, QGEMV_X16_COLS at a time */
-#define QGEMV_DEFINE_X16_TILE_BY_PASSES(name)                                                    \
+ * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block */
+#define QGEMV_DEFINE_X16_TILE_BY_PASSES(name, block_values, cols)                                \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         for (int64_t i = 0; i < npanels; i++) {                                                 \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
-            for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_COLS) {                            \
+            for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                    \
                 const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                       \
                 float *o = out + 16 * i * out_stride + c0;                                      \
                 switch (ncols - c0) {                                                           \
-                QGEMV_X16_CASES(QGEMV_X16_COLS, name, n / QK_K, p, a_, act_stride, o, out_stride) \
+                QGEMV_X16_CASES(cols, name, n / (block_values), p, a_, act_stride, o, out_stride) \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
@@ -667,17 +670,17 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
 #define QGEMV_NO_PANELS(X)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q3_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q3_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS)
 #elif defined(QGEMV_AVX2)
 #define QGEMV_NO_PANELS(X) X(q3_K) X(q6_K) X(iq4_xs)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) of QGEMV_NO_PANELS */
 #define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
