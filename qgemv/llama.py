@@ -9,10 +9,10 @@ Design:
    quantized to its activation type, then ggml's vec_dot arithmetic, as llama.cpp does.
 2. Hidden states are float32 ``(n_tokens, dim)``; a prompt is one batched pass (each weight
    row is read once for all prompt tokens), decoding is one token per pass.
-3. Every step follows llama.cpp's CPU path (f16 KV cache, no flash attention) to the bit:
-   RMS norm in its order, RoPE from libm's cosf/sinf with its fused multiply-adds, the query
-   rounded to f16 against the f16 cache, and attention and SwiGLU in C (src/llama_ops.h:
-   ggml's vector e^x, its orders of additions).  Greedy tokens are then llama.cpp's
+3. Every step follows llama.cpp's CPU path (ggml's AVX2 build, f16 KV cache, no flash
+   attention) to the bit: RMS norm in its order, RoPE from libm's cosf/sinf with its fused
+   multiply-adds, the query rounded to f16 against the f16 cache, and attention and SwiGLU in
+   C (src/llama_ops.h: ggml's vector e^x, its orders of additions).  Greedy tokens are then llama.cpp's
    (tests/test_llama_cpp.py); only its tied q8_0 output GEMM sums in another order (~1e-5).
    ``Llama(..., act="f32", kv_dtype="f32")`` turns the roundings off: the forward pass is
    then float32 throughout, which the tests compare against a float64 reference.
