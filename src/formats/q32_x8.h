@@ -363,6 +363,7 @@ QGEMV_DEFINE_X8_PASS_PAIR(mxfp4)
     }
 #if defined(QGEMV_AVX512)
 #define X8_PAIRS 1
+static_assert(X8_PANELS % 2 == 0, "a pair's second panel must have accumulators in the tile");
 #define X8_PASS_PAIR_CASES(name) if (pair) X8_PASS_CASES(x8_pass_pair_##name, xp, rows, 8) else
 #else
 #define X8_PAIRS 0
