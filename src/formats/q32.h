@@ -103,6 +103,11 @@ static inline __m256i qgemv_lookup16(const int8_t table[16], __m256i idx) {
 static inline __m256i unpack_iq4_nl(const block_iq4_nl *b) {
     return qgemv_lookup16(kvalues_iq4nl, qgemv_nibbles_32(b->qs));
 }
+/* kvalues_iq4nl + 128 in [1, 241], the sign bit flipped: iq4_nl's and iq4_xs's levels as the
+ * unsigned bytes vpdpbusd takes (a pshufb table) */
+static inline __m128i kvalues_iq4nl_u8(void) {
+    return _mm_xor_si128(_mm_loadu_si128((const __m128i *)kvalues_iq4nl), _mm_set1_epi8((char)0x80));
+}
 static inline __m256i unpack_mxfp4(const block_mxfp4 *b) {
     return qgemv_lookup16(kvalues_mxfp4, qgemv_nibbles_32(b->qs));
 }

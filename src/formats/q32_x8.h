@@ -115,19 +115,17 @@ static inline __m256 x8_scales8_mxfp4(const block_mxfp4x8 *p) {
 }
 /* nibbles -> what maddubs takes as its unsigned operand (q4_0: the nibble itself) */
 static inline __m256i x8_levels_q4_0(__m256i nib) { return nib; }
-/* the unsigned levels u = q + o of the 16 nibbles, a pshufb table (both vector widths) */
+/* the unsigned levels u = q + o of the 16 nibbles, a pshufb table (both vector widths; iq4_nl's:
+ * kvalues_iq4nl_u8, q32.h) */
 static inline __m128i x8_table_mxfp4(void) {   /* kvalues_mxfp4 + 12 */
     return _mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12));
-}
-static inline __m128i x8_table_iq4_nl(void) {   /* kvalues_iq4nl + 128: the sign bit flipped */
-    return _mm_xor_si128(_mm_loadu_si128((const __m128i *)kvalues_iq4nl), _mm_set1_epi8((char)0x80));
 }
 static inline __m256i x8_levels_mxfp4(__m256i nib) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(x8_table_mxfp4()), nib);
 }
 #if defined(QGEMV_AVX512)
 static inline __m256i x8_levels_iq4_nl(__m256i nib) {
-    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(x8_table_iq4_nl()), nib);
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(kvalues_iq4nl_u8()), nib);
 }
 #else
 static inline __m256i x8_levels_iq4_nl(__m256i nib) { return qgemv_lookup16(kvalues_iq4nl, nib); }  /* signed */
@@ -278,7 +276,7 @@ static inline __m512i x8_levels16_mxfp4(__m512i nib) {
     return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(x8_table_mxfp4()), nib);
 }
 static inline __m512i x8_levels16_iq4_nl(__m512i nib) {
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(x8_table_iq4_nl()), nib);
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(kvalues_iq4nl_u8()), nib);
 }
 /* a pair of 256-bit accumulators (rows of panel p, of panel p + 1) as one zmm, and back */
 static inline __m512 x8_join(__m256 lo, __m256 hi) {

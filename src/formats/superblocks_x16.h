@@ -451,8 +451,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
 QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, const uint8_t *a, int64_t act_stride,
                                          const int CB, float *out, int64_t out_stride) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
-    const __m512i table = _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128((const __m128i *)kvalues_iq4nl),
-                                                               _mm_set1_epi8((char)0x80)));   /* kvalues + 128 */
+    const __m512i table = _mm512_broadcast_i32x4(kvalues_iq4nl_u8());
     const block_q8_K *y[QGEMV_X16_COLS];
     __m512 acc[QGEMV_X16_COLS];
     x16_columns_512(a, act_stride, CB, y, acc);
