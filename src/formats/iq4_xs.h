@@ -101,7 +101,7 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
             const __m256i sc0 = iq_scales_of_sub(scales, 2 * p), sc1 = iq_scales_of_sub(scales, 2 * p + 1);
             for (int c = 0; c < CB; c++) {
                 const int8_t *aq = y[c][i].qs + 64 * p;
-                sum[c] = _mm256_add_epi32(sum[c], _mm256_add_epi32(iq_dot_sub(u0, w0, aq, sc0), iq_dot_sub(u1, w1, aq + 32, sc1)));
+                sum[c] = iq_dot_sub_acc(iq_dot_sub_acc(sum[c], u0, w0, aq, sc0), u1, w1, aq + 32, sc1);
             }
         }
         const float dx = qgemv_fp16_to_fp32(x[i].d);
