@@ -78,48 +78,34 @@ INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 
 @pytest.mark.parametrize("name", GGML_ORDER)
 @pytest.mark.parametrize("nblocks", [1, 2, 3, 5, 37, 128])
-def test_ggml_order_formats_give_ggml_bits(name, nblocks, monkeypatch):
-    """For these formats m @ x is ggml's AVX2 result bit for bit, odd block counts included (the
-    vector loops' remainders and the two-accumulator formats' scalar last block), from the GGUF
-    rows and, for q4_1, q5_0 and q5_1, from their interleaved panels (src/formats/q32_pairs.h)."""
-    if not qgemv._kernels.cpu_runs("avx2"):
-        pytest.skip("ggml's AVX2 order needs the avx2 variant")
-    monkeypatch.setattr(qgemv._dispatch, "isa", "avx2")
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("isa_name", ["avx2", "avx512"])
+def test_ggml_order_formats_give_ggml_bits(name, nblocks, batch, isa_name, monkeypatch):
+    """For these formats m @ x is ggml's AVX2 result bit for bit on the avx2 and avx512 variants,
+    odd block counts included (the vector loops' remainders and the two-accumulator formats'
+    scalar last block), from the GGUF rows and from the panels a variant has: q4_1, q5_0 and
+    q5_1's 8 rows (src/formats/q32_pairs.h), q8_0's 16 on AVX-512 (q8_0_x16.h), with 40 rows
+    so that the last rows % 16 come from the GGUF rows."""
+    if not qgemv._kernels.cpu_runs(isa_name):
+        pytest.skip(f"this CPU does not run the {isa_name} variant")
+    monkeypatch.setattr(qgemv._dispatch, "isa", isa_name)
     fmt = next(f for f in qgemv.formats() if f.name == name)
-    rows, cols = 8, nblocks * fmt.block_size
+    rows, cols = 40, nblocks * fmt.block_size
     w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
     blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
-    x = np.random.default_rng(nblocks + 1).standard_normal((cols, 1)).astype(np.float32)
+    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
     got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
     for repack in (True, False):
         qgemv.set_repack(repack)
         try:
             m = QMatrix(blocks, fmt.id, (rows, cols))
             want = m @ x
-            panels = bool(qgemv._kernels.panel_rows("avx2", fmt.id)) and rows >= fmt.interleave
+            panels = bool(qgemv._kernels.panel_rows(isa_name, fmt.id)) and rows >= fmt.interleave
             assert (m._prepared is not None) == (repack and panels)
         finally:
             qgemv.set_repack(True)
-        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"repack={repack}")
-
-
-@pytest.mark.parametrize("nblocks", [1, 3, 37])
-@pytest.mark.parametrize("batch", [1, 3])
-def test_q8_0_panels_give_ggml_bits(nblocks, batch, isa):
-    """q8_0 on every variant, from its 16-row panels where the variant has them (AVX-512,
-    src/formats/q8_0_x16.h) and from its GGUF rows for the rest: ggml's vec_dot bits."""
-    if not qgemv._kernels.cpu_runs("avx2") or isa == "baseline":
-        pytest.skip("ggml's AVX2 order is the avx2 and avx512 variants'")
-    fmt = qgemv._formats.BY_NAME["q8_0"]
-    rows, cols = 40, nblocks * 32
-    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
-    blocks = ggml.quantize(fmt.id, w)
-    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
-    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
-    m = QMatrix(blocks, fmt.id, (rows, cols))
-    want = m @ x
-    assert (m._prepared is not None) == bool(qgemv._kernels.panel_rows(isa, fmt.id))
-    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
+        np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32),
+                                      err_msg=f"repack={repack}")
 
 
 @pytest.mark.parametrize("name", INTERLEAVED)
