@@ -145,13 +145,13 @@ def panel_rows(str isa, int qtype):
     """Rows per panel of the type's interleaved layout in this variant (the table's interleave),
     or 0: the variant multiplies it from its GGUF rows."""
     cdef const qgemv_kernel_table *t = _table(isa)
-    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL:
+    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL or t.panel_tile[qtype] == NULL:
         return 0
     return t.panel_rows[qtype]
 
 
 cdef int _check_panel_rows(const qgemv_kernel_table *t, int qtype, Py_ssize_t panel_rows) except -1:
-    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL or t.panel_rows[qtype] == 0:
+    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL or t.panel_tile[qtype] == NULL:
         raise ValueError(f"type {qtype} has no interleaved layout in the {t.isa.decode()} variant")
     if t.panel_rows[qtype] != panel_rows:
         raise ValueError(f"type {qtype}'s panels hold {t.panel_rows[qtype]} rows, not {panel_rows}")

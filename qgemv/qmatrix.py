@@ -56,7 +56,7 @@ _COMPILED_OPS = {i: {op for op, present in ((DEQUANTIZE, row[0]), (MATMUL, row[1
 @functools.lru_cache(maxsize=None)
 def _has_panels(isa: str, qtype: int) -> bool:
     """Whether the variant multiplies the format from its interleaved panels (the table's
-    interleave; src/formats/superblocks_x16.h: QGEMV_NO_PANELS lists those it does not)."""
+    interleave; a variant that does not has no panel_tile for it, src/formats/superblocks_x16.h)."""
     fmt = _formats.BY_ID[qtype]
     return bool(fmt.interleave) and _kernels.panel_rows(isa, qtype) == fmt.interleave
 

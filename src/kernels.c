@@ -85,7 +85,6 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_INTERLEAVE_ENTRY(id, name, rows) [id] = interleave_x##rows##_##name,
 #define QGEMV_PANEL_TILE_ENTRY(id, name, rows) [id] = panel_tile_##name,
 #define QGEMV_PANEL_ROWS_ENTRY(id, name, rows) [id] = rows,
-#define QGEMV_NO_PANELS_ENTRY(name) [QGEMV_ID_##name] = 0,
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
 
 const qgemv_kernel_table QGEMV_TABLE = {
@@ -99,8 +98,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .block_align = {QGEMV_FOR_EACH_FORMAT(QGEMV_ALIGN_ENTRY)},
     .interleave = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_INTERLEAVE_ENTRY)},
     .panel_tile = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_TILE_ENTRY)},
-    .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY) QGEMV_NO_PANELS(QGEMV_NO_PANELS_ENTRY)
-                   QGEMV_NO_PANELS_Q8_0(QGEMV_NO_PANELS_ENTRY)},
+    .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY)},
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,

@@ -138,7 +138,7 @@ def test_interleaved_formats_are_the_32_value_formats_iq1_m_the_k_quants_and_iq4
 
 
 def _skip_without_panels(fmt):
-    if not _kernels.panel_rows(_dispatch.isa, fmt.id):   # superblocks_x16.h: QGEMV_NO_PANELS
+    if not _kernels.panel_rows(_dispatch.isa, fmt.id):   # no panel_tile in this variant (superblocks_x16.h)
         pytest.skip(f"the {_dispatch.isa} variant multiplies {fmt.name} from its GGUF rows")
 
 
@@ -317,7 +317,7 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt, isa):
 
 def test_a_variant_without_a_formats_panels_reads_its_gguf_rows(monkeypatch):
     """A matrix whose panels one variant prepared multiplies from its GGUF rows in a variant that
-    does not use them (superblocks_x16.h: QGEMV_NO_PANELS), with that variant's row-by-row bits."""
+    does not use them (no panel_tile there, superblocks_x16.h), with that variant's row-by-row bits."""
     pairs = [(f, a, b) for f in INTERLEAVED for a in _dispatch.runnable() for b in _dispatch.runnable()
              if _kernels.panel_rows(a, f.id) and not _kernels.panel_rows(b, f.id)]
     if not pairs:

@@ -67,9 +67,8 @@ typedef struct {
     size_t block_nbytes[QGEMV_N_TYPES];                 /* sizeof(block_<name>), 0: no such id */
     size_t block_align[QGEMV_N_TYPES];                  /* _Alignof(block_<name>) */
     qgemv_interleave_fn interleave[QGEMV_N_TYPES];      /* NULL: no interleaved layout */
-    qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES];
-    int panel_rows[QGEMV_N_TYPES];                      /* rows per panel (_formats.py: interleave);
-                                                         * 0: this variant reads the GGUF rows */
+    qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES];      /* NULL: this variant reads the GGUF rows */
+    int panel_rows[QGEMV_N_TYPES];                      /* rows per panel (_formats.py: interleave) */
     qgemv_repack_row_fn repack_row[QGEMV_N_TYPES];      /* NULL: no repack_as format */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;

@@ -9,7 +9,7 @@
  * started from -128 times their sum, is lane i's exact int32 for 16 rows; then the same fma per
  * lane into 8 accumulators per column, added at the end in hsum_float_8's order.  Every row and
  * column gets vec_dot's bits, whatever the batch or the layout.  The other variants read the
- * GGUF rows (QGEMV_NO_PANELS_Q8_0).
+ * GGUF rows (panel_tile_q8_0 NULL).
  */
 
 /* ---------------------------------------------------------------- the layout */
@@ -68,8 +68,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const
     }
 }
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q8_0, 32, QGEMV_X16_COLS_Q8_0)
-#define QGEMV_NO_PANELS_Q8_0(X)
 #else
-#define QGEMV_NO_PANELS_Q8_0(X) X(q8_0)
 #define panel_tile_q8_0 NULL   /* the table's entry (QGEMV_FOR_EACH_INTERLEAVED) */
 #endif

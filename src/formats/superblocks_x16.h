@@ -19,7 +19,7 @@
  *                   while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a
  *                   time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks), then madd with
  *                   the scales;
- *   portable        none: the formats' GGUF rows (QGEMV_NO_PANELS).
+ *   portable        none: the formats' GGUF rows (panel_tile_<name> NULL, below).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
  */
@@ -661,14 +661,14 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
             }                                                                                   \
         }                                                                                       \
     }
-/* the formats whose panels this variant does not use (src/kernels.c: panel_rows = 0, and no
- * panel_tile: _check_panel_rows refuses them, QMatrix reads their GGUF rows):
+/* the formats whose panels this variant does not use: their panel_tile is NULL, which
+ * _kernels.panel_rows reports as 0 (_check_panel_rows refuses them, QMatrix reads their GGUF
+ * rows):
  *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
  *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
  *             faster and even), and iq4_xs, whose levels + 128 overflow maddubs' int16 pairs;
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
-#define QGEMV_NO_PANELS(X)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q3_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
@@ -676,15 +676,13 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS)
 #elif defined(QGEMV_AVX2)
-#define QGEMV_NO_PANELS(X) X(q3_K) X(q6_K) X(iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
-#define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) of QGEMV_NO_PANELS */
+#define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
 #define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
 #else
-#define QGEMV_NO_PANELS(X) X(q2_K) X(q3_K) X(q4_K) X(q5_K) X(q6_K) X(iq4_xs)
 #define panel_tile_q2_K NULL
 #define panel_tile_q3_K NULL
 #define panel_tile_q4_K NULL
