@@ -45,6 +45,8 @@ else:
         "avx512": _avx2 + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512cd",
                            "-mavx512vnni"],
     }
+    # Zen 4, Sapphire Rapids and later: bf16's products in vdpbf16ps (src/formats/elements.h)
+    ISA_FLAGS["avx512bf16"] = ISA_FLAGS["avx512"] + ["-mavx512bf16"]
 ISAS = list(ISA_FLAGS) if IS_X86 else ["baseline"]
 
 # -ffp-contract=off: no fused multiply-add unless written, so dequantize rounds exactly as
@@ -101,7 +103,8 @@ def write_build_info(path: Path, compiler) -> None:
     info = f"cc: {cc}; " + info + ("; drivers: -march=native" if os.environ.get("QGEMV_NATIVE") == "1" else "")
     esc = info.replace("\\", "\\\\").replace('"', '\\"')
     text = (f'#define QGEMV_ISAS "{",".join(ISAS)}"\n'
-            f'#define QGEMV_BUILD_INFO "{esc}"\n')
+            + "".join(f"#define QGEMV_HAVE_ISA_{isa} 1\n" for isa in ISAS)
+            + f'#define QGEMV_BUILD_INFO "{esc}"\n')
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)

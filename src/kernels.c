@@ -1,8 +1,8 @@
 /* src/kernels.c: the one kernel source, compiled once per ISA variant.
  *
- * setup.py builds this file three times on x86-64 (baseline; -mavx2 -mfma -mf16c;
- * plus AVX-512 F/BW/VL/DQ/VNNI), each with QGEMV_TABLE naming the qgemv_kernel_table it
- * defines.  The formats' block kernels live in src/formats/<family>.h; which of them fill
+ * setup.py builds this file once per variant on x86-64 (baseline; -mavx2 -mfma -mf16c;
+ * plus AVX-512 F/BW/VL/DQ/VNNI; plus AVX512_BF16), each with QGEMV_TABLE naming the
+ * qgemv_kernel_table it defines.  The formats' block kernels live in src/formats/<family>.h; which of them fill
  * the table is decided by the format table alone (qgemv/_formats.py -> the generated
  * qgemv_formats.h X-macros): a format whose row lists "matmul" must have
  * vec_dot_<name>_<act> here, and one listing "quantize" quantize_<name>, or this file does

@@ -79,9 +79,9 @@ INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 @pytest.mark.parametrize("name", GGML_ORDER)
 @pytest.mark.parametrize("nblocks", [1, 2, 3, 5, 37, 128])
 @pytest.mark.parametrize("batch", [1, 3])
-@pytest.mark.parametrize("isa_name", ["avx2", "avx512"])
+@pytest.mark.parametrize("isa_name", ["avx2", "avx512", "avx512bf16"])
 def test_ggml_order_formats_give_ggml_bits(name, nblocks, batch, isa_name, monkeypatch):
-    """For these formats m @ x is ggml's AVX2 result bit for bit on the avx2 and avx512 variants,
+    """For these formats m @ x is ggml's AVX2 result bit for bit on every x86 variant,
     odd block counts included (the vector loops' remainders and the two-accumulator formats'
     scalar last block), from the GGUF rows and from the panels a variant has: q4_1, q5_0 and
     q5_1's 8 rows (src/formats/q32_pairs.h), q8_0's 16 on AVX-512 (q8_0_x16.h), with 40 rows

@@ -106,6 +106,46 @@ def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa
     np.testing.assert_array_equal(got.view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
+def _bf16_dot_as_vdpbf16ps(w: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """w (rows, n) . a (n,) in float32 as the avx512bf16 variant's bf16 vec_dot orders it
+    (src/formats/elements.h): steps of 64 values, values [32 j, 32 j + 32) of a step into
+    accumulator j; vdpbf16ps adds lane k's products 2 k + 1, then 2 k (each exact in float32);
+    then the 16 lanes of acc0 + acc1 folded 16 -> 8 -> 4 -> 2 -> 1, then the scalar tail."""
+    rows, n = w.shape
+    nv = n // 64 * 64
+    acc = np.zeros((rows, 2, 16), np.float32)
+    for i in range(0, nv, 64):
+        p = (w[:, i:i + 64] * a[i:i + 64]).reshape(rows, 2, 16, 2)   # exact: 8-bit significands
+        acc = acc + p[..., 1]
+        acc = acc + p[..., 0]
+    v = acc[:, 0] + acc[:, 1]
+    v = v[:, :8] + v[:, 8:]
+    v = v[:, :4] + v[:, 4:]
+    v = v[:, :2] + v[:, 2:]
+    total = v[:, 0] + v[:, 1]
+    for i in range(nv, n):
+        total = total + w[:, i] * a[i]
+    return total
+
+
+@pytest.mark.parametrize("cols", [64, 200, 4096 + 37])
+@pytest.mark.parametrize("batch", [1, 5])
+def test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order(cols, batch, monkeypatch):
+    """The avx512bf16 variant's bf16 products, vec_dot and tile alike, are the instruction's
+    sums in the order elements.h states, to the bit (numpy float32 emulation above)."""
+    if not _kernels.cpu_runs("avx512bf16") or "avx512bf16" not in _kernels.COMPILED_ISAS:
+        pytest.skip("this CPU (or build) does not run the avx512bf16 variant")
+    monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
+    rng = np.random.default_rng(cols + batch)
+    to_bf16 = lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
+    w = to_bf16(rng.standard_normal((19, cols)))
+    x = to_bf16(rng.standard_normal((cols, batch)))     # bf16 already: the activation is x itself
+    m = QMatrix((w.view(np.uint32) >> 16).astype(np.uint16), "bf16", w.shape)
+    got = m @ x
+    want = np.stack([_bf16_dot_as_vdpbf16ps(w, x[:, c]) for c in range(batch)], axis=1)
+    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
+
+
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 @pytest.mark.parametrize("cols", [1, 2, 4])
 @pytest.mark.parametrize("batch", [2, 5, 9, 33])

@@ -5,7 +5,7 @@
 #   2. auditwheel repair --strip: a manylinux wheel with libgomp bundled (qgemv.libs/);
 #   3. a fresh venv with NO compiler reachable installs the repaired wheel (binary only) and runs
 #      the test suite against the installed package, once per ISA variant (QGEMV_ISA=baseline,
-#      avx2, avx512; a variant this CPU cannot run is skipped with a message);
+#      avx2, avx512, avx512bf16; a variant this CPU cannot run is skipped with a message);
 #   4. tools/check_baseline_qemu.sh: the wheel's baseline variant on an emulated CPU without AVX2;
 #   5. a second fresh venv builds the sdist with pip (compiler allowed) and runs the test suite.
 #
@@ -106,7 +106,7 @@ env "${NOCC[@]}" "$VENV/bin/python" -m pip install --quiet --only-binary=:all: "
 
 isas=$(cd "$RUN" && env "${NOCC[@]}" "$VENV/bin/python" -c \
        "from qgemv import _dispatch; print(' '.join(_dispatch.runnable()))")
-for isa in baseline avx2 avx512; do
+for isa in baseline avx2 avx512 avx512bf16; do
     case " $isas " in
         *" $isa "*) run_tests "$VENV/bin/python" "installed wheel, QGEMV_ISA=$isa" \
                         "${NOCC[@]}" QGEMV_ISA=$isa ;;

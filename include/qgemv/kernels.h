@@ -58,7 +58,7 @@ typedef struct {
 } qgemv_grid8;
 
 typedef struct {
-    const char *isa;                                    /* "baseline", "avx2", "avx512" */
+    const char *isa;                                    /* "baseline", "avx2", "avx512", ... */
     qgemv_dequant_row_fn dequant_row[QGEMV_N_TYPES];    /* NULL: not implemented */
     qgemv_vec_dot_fn vec_dot[QGEMV_N_TYPES];            /* weight type -> dot with its act (_formats.py) */
     qgemv_vec_dot_tile_fn vec_dot_tile[QGEMV_N_TYPES];  /* weight type -> tile of rows x columns */
@@ -82,6 +82,7 @@ extern const qgemv_kernel_table qgemv_kernels_baseline;
 #if defined(__x86_64__) || defined(_M_X64)
 extern const qgemv_kernel_table qgemv_kernels_avx2;
 extern const qgemv_kernel_table qgemv_kernels_avx512;
+extern const qgemv_kernel_table qgemv_kernels_avx512bf16;   /* not built by MSVC */
 #define QGEMV_X86 1
 #endif
 

@@ -1,8 +1,9 @@
 /* qgemv/simd.h: the few SIMD building blocks the block kernels share.
  *
  * Which ones exist depends on the flags the including translation unit was compiled with
- * (src/kernels.c is built once per ISA): QGEMV_AVX512 (AVX-512 F/BW/VL + VNNI) implies
- * QGEMV_AVX2 (AVX2 + FMA + F16C); neither means portable C only.
+ * (src/kernels.c is built once per ISA): QGEMV_AVX512_BF16 (+ AVX512_BF16) implies
+ * QGEMV_AVX512 (AVX-512 F/BW/VL + VNNI), which implies QGEMV_AVX2 (AVX2 + FMA + F16C); none
+ * means portable C only.
  */
 #ifndef QGEMV_SIMD_H
 #define QGEMV_SIMD_H
@@ -14,6 +15,9 @@
 #if defined(QGEMV_AVX2) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) \
     && defined(__AVX512VNNI__)
 #define QGEMV_AVX512 1
+#endif
+#if defined(QGEMV_AVX512) && defined(__AVX512BF16__)
+#define QGEMV_AVX512_BF16 1
 #endif
 
 /* A row's vec_dot reads its weights once, front to back: asking for the line QGEMV_STREAM_AHEAD

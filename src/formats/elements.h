@@ -48,7 +48,10 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
  * 2 L values a step in two fmas, part(p, 0) into acc0 and part(p, 1) into acc1, and the sum is
  * hsum(acc0 + acc1).  A vector holds L = 8 floats (AVX2) or 16 (AVX-512); part(p, j) is values
  * p[L j .. L j + L - 1] for f32 and f16, and for bf16 the even (j = 0) or odd values of
- * p[0..2 L), which one load widens with a shift or a mask and no shuffle.
+ * p[0..2 L), which one load widens with a shift or a mask and no shuffle.  On AVX512_BF16 a
+ * bf16 step is 64 values: part(p, j) is p[32 j .. 32 j + 31] as stored, and vdpbf16ps adds its
+ * 32 products into the accumulator's 16 lanes, in pairs (ggml's AVX512_BF16 vec_dot: twice
+ * fma's products an instruction, and no widening).
  *   The order of the steps is the variant's (QGEMV_FLOAT_HALVES):
  *   - AVX2, halves: acc0 steps through the first half of the values and acc1 through the second
  *     (both parts of a step into one accumulator).  Two read streams kept a row at memory speed
@@ -73,11 +76,24 @@ static inline __m512 qgemv_part_f32(const float *p, int j) { return _mm512_loadu
 static inline __m512 qgemv_part_f16(const uint16_t *p, int j) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p + 16 * j)));
 }
+#if defined(QGEMV_AVX512_BF16)
+/* AVX512_BF16: a bf16 part is 32 values as stored, and vdpbf16ps adds lane k's two products,
+ * w[2k+1] a[2k+1] then w[2k] a[2k], each exact in float32, into the accumulator (subnormal
+ * inputs read as 0, a subnormal sum is flushed to 0) */
+#define QGEMV_BF16_DPBF16 1
+typedef __m512bh qgemv_vec_bf16;
+#define QGEMV_STEP_bf16 64
+static inline __m512bh qgemv_part_bf16(const uint16_t *p, int j) {
+    return (__m512bh)_mm512_loadu_si512((const void *)(p + 32 * j));
+}
+static inline __m512 qgemv_madd_bf16(__m512bh w, __m512bh a, __m512 acc) { return _mm512_dpbf16_ps(acc, w, a); }
+#else
 /* bf16 is the high half of a float32: a 32-bit lane holds value 2 k (low) and 2 k + 1 (high) */
 static inline __m512 qgemv_part_bf16(const uint16_t *p, int j) {
     const __m512i v = _mm512_loadu_si512((const void *)p);
     return _mm512_castsi512_ps(j ? _mm512_and_si512(v, _mm512_set1_epi32((int)0xffff0000u)) : _mm512_slli_epi32(v, 16));
 }
+#endif
 #else
 typedef __m256 qgemv_fvec;
 #define QGEMV_FVEC_LANES 8
@@ -96,31 +112,44 @@ static inline __m256 qgemv_part_bf16(const uint16_t *p, int j) {
 }
 #endif
 #define QGEMV_FLOAT_STEP (2 * QGEMV_FVEC_LANES)   /* values a step: two parts */
+/* per format: the vector a part loads, the multiply-add of a part into an accumulator, and
+ * the values a step takes (bf16 on AVX512_BF16 differs, above) */
+typedef qgemv_fvec qgemv_vec_f32;
+typedef qgemv_fvec qgemv_vec_f16;
+#define qgemv_madd_f32 qgemv_fvec_fmadd
+#define qgemv_madd_f16 qgemv_fvec_fmadd
+#define QGEMV_STEP_f32 QGEMV_FLOAT_STEP
+#define QGEMV_STEP_f16 QGEMV_FLOAT_STEP
+#if !defined(QGEMV_BF16_DPBF16)
+typedef qgemv_fvec qgemv_vec_bf16;
+#define qgemv_madd_bf16 qgemv_fvec_fmadd
+#define QGEMV_STEP_bf16 QGEMV_FLOAT_STEP
+#endif
 #if defined(QGEMV_AVX512)
 #define QGEMV_FLOAT_HALVES 0
-#define QGEMV_DOT_FLOAT_SIMD(T, part, x, y)                                                \
+#define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
     const int64_t nv_ = n / 64 * 64;                                                       \
     qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
-    for (; i < nv_; i += QGEMV_FLOAT_STEP) {                                               \
-        acc0 = qgemv_fvec_fmadd(part((x) + i, 0), part((y) + i, 0), acc0);                 \
-        acc1 = qgemv_fvec_fmadd(part((x) + i, 1), part((y) + i, 1), acc1);                 \
+    for (; i < nv_; i += QGEMV_STEP_##name) {                                              \
+        acc0 = qgemv_madd_##name(qgemv_part_##name((x) + i, 0), qgemv_part_##name((y) + i, 0), acc0); \
+        acc1 = qgemv_madd_##name(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc1); \
     }                                                                                      \
     i = nv_;                                                                               \
     sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));
 #else
 #define QGEMV_FLOAT_HALVES 1
-#define QGEMV_DOT_FLOAT_SIMD(T, part, x, y)                                                \
+#define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
     const int64_t nv_ = n / 64 * 64, nh_ = nv_ / 2;                                        \
     qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
-    for (; i < nh_; i += QGEMV_FLOAT_STEP) {                                               \
+    for (; i < nh_; i += QGEMV_STEP_##name) {                                               \
         if (sizeof(T) < 4 && !(i & 31)) {   /* f32: the hardware's prefetch alone is faster */ \
             QGEMV_PREFETCH_LINE((x) + i);                                                  \
             QGEMV_PREFETCH_LINE((x) + nh_ + i);                                            \
         }                                                                                  \
-        acc0 = qgemv_fvec_fmadd(part((x) + i, 0), part((y) + i, 0), acc0);                 \
-        acc1 = qgemv_fvec_fmadd(part((x) + nh_ + i, 0), part((y) + nh_ + i, 0), acc1);     \
-        acc0 = qgemv_fvec_fmadd(part((x) + i, 1), part((y) + i, 1), acc0);                 \
-        acc1 = qgemv_fvec_fmadd(part((x) + nh_ + i, 1), part((y) + nh_ + i, 1), acc1);     \
+        acc0 = qgemv_fvec_fmadd(qgemv_part_##name((x) + i, 0), qgemv_part_##name((y) + i, 0), acc0);                 \
+        acc1 = qgemv_fvec_fmadd(qgemv_part_##name((x) + nh_ + i, 0), qgemv_part_##name((y) + nh_ + i, 0), acc1);     \
+        acc0 = qgemv_fvec_fmadd(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc0);                 \
+        acc1 = qgemv_fvec_fmadd(qgemv_part_##name((x) + nh_ + i, 1), qgemv_part_##name((y) + nh_ + i, 1), acc1);     \
     }                                                                                      \
     i = nv_;                                                                               \
     sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));
@@ -132,7 +161,7 @@ static float dot_f32(int64_t n, const float *restrict a, const float *restrict b
     int64_t i = 0;
     float sum = 0.0f;
 #if defined(QGEMV_AVX2)
-    QGEMV_DOT_FLOAT_SIMD(float, qgemv_part_f32, a, b)
+    QGEMV_DOT_FLOAT_SIMD(float, f32, a, b)
 #else
     float acc[8] = {0};
     for (; i + 8 <= n; i += 8)
@@ -148,30 +177,28 @@ static float vec_dot_f32_f32(int64_t n, const void *restrict w, const void *rest
 }
 
 /* sum w[i] a[i] over f16 (or bf16) pairs, each widened exactly to float32 */
-#define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32, part)                                      \
+#define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32)                                            \
     static float vec_dot_##name##_##name(int64_t n, const void *restrict w, const void *restrict a) { \
         const uint16_t *x = (const uint16_t *)w, *y = (const uint16_t *)a;                 \
         int64_t i = 0;                                                                     \
         float sum = 0.0f;                                                                  \
-        QGEMV_VEC_DOT_HALF_SIMD(part)                                                      \
+        QGEMV_VEC_DOT_HALF_SIMD(name, to_f32)                                              \
         for (; i < n; i++) sum += to_f32(x[i]) * to_f32(y[i]);                             \
         return sum;                                                                        \
     }
 
 #if defined(QGEMV_AVX2)
-#define QGEMV_VEC_DOT_HALF_SIMD(part) QGEMV_DOT_FLOAT_SIMD(uint16_t, part, x, y)
-#else
-#define QGEMV_VEC_DOT_HALF_SIMD(to_f32)                                                    \
+#define QGEMV_VEC_DOT_HALF_SIMD(name, to_f32) QGEMV_DOT_FLOAT_SIMD(uint16_t, name, x, y)
+#else   /* portable: one value at a time */
+#define QGEMV_VEC_DOT_HALF_SIMD(name, to_f32)                                              \
     float acc[8] = {0};                                                                    \
     for (; i + 8 <= n; i += 8)                                                             \
         for (int k = 0; k < 8; k++) acc[k] += to_f32(x[i + k]) * to_f32(y[i + k]);         \
     for (int k = 0; k < 8; k++) sum += acc[k];
-#define qgemv_part_f16 qgemv_fp16_to_fp32   /* portable: one value at a time */
-#define qgemv_part_bf16 qgemv_bf16_to_fp32
 #endif
 
-QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32, qgemv_part_f16)
-QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
+QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
  * AVX2: a batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs half 0 of
@@ -213,7 +240,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
  * AVX-512 vec_dot's two, in one pass */
 #define QGEMV_FLOAT_PASSES (1 + QGEMV_FLOAT_HALVES)
 #define QGEMV_FLOAT_ACCS (2 - QGEMV_FLOAT_HALVES)
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, part, to_f32)                                       \
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                       \
     QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_TILE_RB], \
                                                 const T *const y[QGEMV_FLOAT_TILE_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
@@ -226,7 +253,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
                 for (int r = 0; r < RB; r++)                                               \
                     for (int c = 0; c < CB; c++) s[k][r][c] = qgemv_fvec_zero();           \
             const int64_t end = (h + 1) * np, line = 64 / (int64_t)sizeof(T);             \
-            const int64_t chunk = line > QGEMV_FLOAT_STEP ? line : QGEMV_FLOAT_STEP;       \
+            const int64_t chunk = line > QGEMV_STEP_##name ? line : QGEMV_STEP_##name;       \
             for (int64_t i0 = h * np; i0 < end; i0 += chunk) {   /* np: whole chunks */     \
                 /* a prefetch per 64 bytes, outside the loop that does the work: a branch in  \
                  * it cost f16's 4 x 3 blocks 3 of their accumulators */                   \
@@ -237,17 +264,17 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
                         for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i0 + l), _MM_HINT_T1); \
                 }                                                                          \
                 _Pragma("GCC unroll 1")                                                    \
-                for (int64_t i = i0; i < i0 + chunk; i += QGEMV_FLOAT_STEP)                \
+                for (int64_t i = i0; i < i0 + chunk; i += QGEMV_STEP_##name)                \
                     for (int j = 0; j < 2; j++) {                                          \
-                        qgemv_fvec av[QGEMV_FLOAT_TILE_CB];                                \
+                        qgemv_vec_##name av[QGEMV_FLOAT_TILE_CB];                                \
                         for (int c = 0; c < CB; c++) {                                     \
-                            av[c] = part(y[c] + i, j);                                     \
+                            av[c] = qgemv_part_##name(y[c] + i, j);                                     \
                             QGEMV_IN_REGISTER(av[c]);                                      \
                         }                                                                  \
                         for (int r = 0; r < RB; r++) {                                     \
-                            const qgemv_fvec wv = part(x[r] + i, j);                       \
+                            const qgemv_vec_##name wv = qgemv_part_##name(x[r] + i, j);                       \
                             for (int c = 0; c < CB; c++)                                   \
-                                s[j % QGEMV_FLOAT_ACCS][r][c] = qgemv_fvec_fmadd(wv, av[c], s[j % QGEMV_FLOAT_ACCS][r][c]); \
+                                s[j % QGEMV_FLOAT_ACCS][r][c] = qgemv_madd_##name(wv, av[c], s[j % QGEMV_FLOAT_ACCS][r][c]); \
                         }                                                                  \
                     }                                                                      \
             }                                                                              \
@@ -312,9 +339,9 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32, qgemv_part_bf16)
     QGEMV_FLOAT_BLOCK_ROW(name, 3) QGEMV_FLOAT_BLOCK_ROW(name, 2) QGEMV_FLOAT_BLOCK_ROW(name, 1)
 #endif
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_part_f16, qgemv_fp16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_part_bf16, qgemv_bf16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_part_f32, qgemv_f32_itself)
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
+QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself)
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #else
 #define QGEMV_TILES_ELEMENTS(X)   /* portable: the generic tiles (src/tiles.h) */
