@@ -108,18 +108,17 @@ def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa
 
 def _bf16_dot_as_vdpbf16ps(w: np.ndarray, a: np.ndarray) -> np.ndarray:
     """w (rows, n) . a (n,) in float32 as the avx512bf16 variant's bf16 vec_dot orders it
-    (src/formats/elements.h): steps of 64 values, values [32 j, 32 j + 32) of a step into
-    accumulator j; vdpbf16ps adds lane k's products 2 k + 1, then 2 k (each exact in float32);
-    then the 16 lanes of acc0 + acc1 folded 16 -> 8 -> 4 -> 2 -> 1, then the scalar tail."""
+    (src/formats/elements.h): one accumulator of 16 lanes through the first n // 64 * 64 values,
+    32 at a time; vdpbf16ps adds lane k's products 2 k + 1, then 2 k (each exact in float32);
+    then the lanes folded 16 -> 8 -> 4 -> 2 -> 1, then the scalar tail."""
     rows, n = w.shape
     nv = n // 64 * 64
-    acc = np.zeros((rows, 2, 16), np.float32)
-    for i in range(0, nv, 64):
-        p = (w[:, i:i + 64] * a[i:i + 64]).reshape(rows, 2, 16, 2)   # exact: 8-bit significands
+    acc = np.zeros((rows, 16), np.float32)
+    for i in range(0, nv, 32):
+        p = (w[:, i:i + 32] * a[i:i + 32]).reshape(rows, 16, 2)   # exact: 8-bit significands
         acc = acc + p[..., 1]
         acc = acc + p[..., 0]
-    v = acc[:, 0] + acc[:, 1]
-    v = v[:, :8] + v[:, 8:]
+    v = acc[:, :8] + acc[:, 8:]
     v = v[:, :4] + v[:, 4:]
     v = v[:, :2] + v[:, 2:]
     total = v[:, 0] + v[:, 1]

@@ -125,6 +125,19 @@ typedef qgemv_fvec qgemv_vec_bf16;
 #define qgemv_madd_bf16 qgemv_fvec_fmadd
 #define QGEMV_STEP_bf16 QGEMV_FLOAT_STEP
 #endif
+/* AVX-512: vec_dot's accumulators (AVX2: one per half, QGEMV_FLOAT_HALVES).  One chain of
+ * madds whose latency (fma 4 cycles, vdpbf16ps 6, on this Zen 4) still outruns a thread's
+ * memory: f32 64 bytes a madd, bf16 in vdpbf16ps 64; two where one would not: f16 and
+ * widened bf16, 32 bytes a madd (one chain: 8 bytes a cycle, 28 GB/s, a thread's bandwidth;
+ * f16 14336 x 4096 out of cache, 1 thread, 4.0 -> 4.4 ms).  A tile keeps them all per (row,
+ * column), so one accumulator leaves room for larger blocks (below). */
+#define QGEMV_FLOAT_ACCS_f32 1
+#define QGEMV_FLOAT_ACCS_f16 2
+#if defined(QGEMV_BF16_DPBF16)
+#define QGEMV_FLOAT_ACCS_bf16 1
+#else
+#define QGEMV_FLOAT_ACCS_bf16 2
+#endif
 #if defined(QGEMV_AVX512)
 #define QGEMV_FLOAT_HALVES 0
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
@@ -132,10 +145,13 @@ typedef qgemv_fvec qgemv_vec_bf16;
     qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
     for (; i < nv_; i += QGEMV_STEP_##name) {                                              \
         acc0 = qgemv_madd_##name(qgemv_part_##name((x) + i, 0), qgemv_part_##name((y) + i, 0), acc0); \
-        acc1 = qgemv_madd_##name(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc1); \
+        if (QGEMV_FLOAT_ACCS_##name == 2)                                                  \
+            acc1 = qgemv_madd_##name(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc1); \
+        else                                                                               \
+            acc0 = qgemv_madd_##name(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc0); \
     }                                                                                      \
     i = nv_;                                                                               \
-    sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));
+    sum = qgemv_fvec_hsum(QGEMV_FLOAT_ACCS_##name == 2 ? qgemv_fvec_add(acc0, acc1) : acc0);
 #else
 #define QGEMV_FLOAT_HALVES 1
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
@@ -213,11 +229,15 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
  * share out the next 4 rows among them and prefetch those into L2 a line as they read one, so
  * the memory streams while the cache serves (the first block alone left it idle three quarters
  * of the time at batch 8).
- * AVX-512 (32 registers, vec_dot front to back with two accumulators): blocks of 3 rows x 4
- * columns with both accumulators, 24, in one pass.  This Zen 4, 4096 x 4096, 1 thread, batch 8
- * against the AVX2 shape run on 16-lane vectors (4 x 4 by halves, whose vec_dot ran at half
- * speed, above): f32 5.0-6.5 against 3.8-5.3 ms, f16 3.5-3.9 against 3.0-3.7, bf16 3.1-3.8
+ * AVX-512 (32 registers, vec_dot front to back): with two accumulators (f16, widened bf16),
+ * blocks of 3 rows x 4 columns with both, 24, in one pass.  This Zen 4, 4096 x 4096, 1 thread,
+ * batch 8 against the AVX2 shape run on 16-lane vectors (4 x 4 by halves, whose vec_dot ran at
+ * half speed, above): f32 5.0-6.5 against 3.8-5.3 ms, f16 3.5-3.9 against 3.0-3.7, bf16 3.1-3.8
  * against 2.8-3.7; 4 x 3 and 2 x 4 blocks were no faster, nor was an order by alternate steps.
+ * With one (f32, bf16 in vdpbf16ps), blocks of 4 rows x 6 columns: 10 loads per 24 madds where
+ * 3 x 4 x 2 took 14 per 24, which the L2 could not feed (4096 x 4096, 1 thread, 3 x 4 x 2 ->
+ * 4 x 6 x 1: f32 batch 32 14.7 -> 10.8 ms, batch 8 4.1-4.4 -> 3.8-3.9; bf16 in vdpbf16ps batch
+ * 32 7.8 -> 5.9-6.3), and a single column takes 4 x 1 blocks, 4 chains, not vec_dot's one.
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits. */
 #if defined(QGEMV_AVX2)
@@ -229,27 +249,62 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #define QGEMV_IN_REGISTER(v) ((void)0)
 #endif
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
-#if defined(QGEMV_AVX512)        /* 32 registers: 3 x 4 x 2 accumulators, 4 + 1 operands */
-#define QGEMV_FLOAT_TILE_RB 3
-#define QGEMV_FLOAT_TILE_CB 4
-#else
-#define QGEMV_FLOAT_TILE_RB 4
-#define QGEMV_FLOAT_TILE_CB 3
-#endif
-/* a (row, column)'s accumulators: AVX2 one per half, the halves one after the other;
- * AVX-512 vec_dot's two, in one pass */
+/* a (row, column)'s accumulators live at once: AVX2 one, the halves one after the other;
+ * AVX-512 vec_dot's, in one pass */
 #define QGEMV_FLOAT_PASSES (1 + QGEMV_FLOAT_HALVES)
-#define QGEMV_FLOAT_ACCS (2 - QGEMV_FLOAT_HALVES)
+#if QGEMV_FLOAT_HALVES
+#define QGEMV_FLOAT_LIVE_f32 1
+#define QGEMV_FLOAT_LIVE_f16 1
+#define QGEMV_FLOAT_LIVE_bf16 1
+#else
+#define QGEMV_FLOAT_LIVE_f32 QGEMV_FLOAT_ACCS_f32
+#define QGEMV_FLOAT_LIVE_f16 QGEMV_FLOAT_ACCS_f16
+#define QGEMV_FLOAT_LIVE_bf16 QGEMV_FLOAT_ACCS_bf16
+#endif
+/* a block's rows RB and columns CB, and the (RB, CB) its switch meets (below): RB x CB x live
+ * accumulators + CB + 1 operands in the registers, AVX2 4 x 3 x 1 of 16, AVX-512 3 x 4 x 2 or
+ * 4 x 6 x 1 of 32 */
+#if !defined(QGEMV_AVX512)
+#define QGEMV_FLOAT_RB_f32 4
+#define QGEMV_FLOAT_CB_f32 3
+#define QGEMV_FLOAT_CASES_f32 QGEMV_FLOAT_CASES_4x3
+#else
+#define QGEMV_FLOAT_RB_f32 4
+#define QGEMV_FLOAT_CB_f32 6
+#define QGEMV_FLOAT_CASES_f32 QGEMV_FLOAT_CASES_4x6
+#endif
+#if !defined(QGEMV_AVX512)
+#define QGEMV_FLOAT_RB_f16 4
+#define QGEMV_FLOAT_CB_f16 3
+#define QGEMV_FLOAT_CASES_f16 QGEMV_FLOAT_CASES_4x3
+#else
+#define QGEMV_FLOAT_RB_f16 3
+#define QGEMV_FLOAT_CB_f16 4
+#define QGEMV_FLOAT_CASES_f16 QGEMV_FLOAT_CASES_3x4
+#endif
+#if !defined(QGEMV_AVX512)
+#define QGEMV_FLOAT_RB_bf16 4
+#define QGEMV_FLOAT_CB_bf16 3
+#define QGEMV_FLOAT_CASES_bf16 QGEMV_FLOAT_CASES_4x3
+#elif defined(QGEMV_BF16_DPBF16)
+#define QGEMV_FLOAT_RB_bf16 4
+#define QGEMV_FLOAT_CB_bf16 6
+#define QGEMV_FLOAT_CASES_bf16 QGEMV_FLOAT_CASES_4x6
+#else
+#define QGEMV_FLOAT_RB_bf16 3
+#define QGEMV_FLOAT_CB_bf16 4
+#define QGEMV_FLOAT_CASES_bf16 QGEMV_FLOAT_CASES_3x4
+#endif
 #define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                       \
-    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_TILE_RB], \
-                                                const T *const y[QGEMV_FLOAT_TILE_CB], const int RB, const int CB, \
-                                                const int prefetch, const T *const next[QGEMV_FLOAT_TILE_RB], \
+    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_RB_##name], \
+                                                const T *const y[QGEMV_FLOAT_CB_##name], const int RB, const int CB, \
+                                                const int prefetch, const T *const next[QGEMV_FLOAT_RB_##name], \
                                                 const int nnext, float *out, int64_t out_stride) { \
         const int64_t nv = n / 64 * 64, np = nv / QGEMV_FLOAT_PASSES;                       \
-        qgemv_fvec s0[QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB];                           \
-        qgemv_fvec s[QGEMV_FLOAT_ACCS][QGEMV_FLOAT_TILE_RB][QGEMV_FLOAT_TILE_CB];          \
+        qgemv_fvec s0[QGEMV_FLOAT_RB_##name][QGEMV_FLOAT_CB_##name];                           \
+        qgemv_fvec s[QGEMV_FLOAT_LIVE_##name][QGEMV_FLOAT_RB_##name][QGEMV_FLOAT_CB_##name];          \
         for (int h = 0; h < QGEMV_FLOAT_PASSES; h++) {                                     \
-            for (int k = 0; k < QGEMV_FLOAT_ACCS; k++)                                     \
+            for (int k = 0; k < QGEMV_FLOAT_LIVE_##name; k++)                                     \
                 for (int r = 0; r < RB; r++)                                               \
                     for (int c = 0; c < CB; c++) s[k][r][c] = qgemv_fvec_zero();           \
             const int64_t end = (h + 1) * np, line = 64 / (int64_t)sizeof(T);             \
@@ -266,7 +321,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                 _Pragma("GCC unroll 1")                                                    \
                 for (int64_t i = i0; i < i0 + chunk; i += QGEMV_STEP_##name)                \
                     for (int j = 0; j < 2; j++) {                                          \
-                        qgemv_vec_##name av[QGEMV_FLOAT_TILE_CB];                                \
+                        qgemv_vec_##name av[QGEMV_FLOAT_CB_##name];                                \
                         for (int c = 0; c < CB; c++) {                                     \
                             av[c] = qgemv_part_##name(y[c] + i, j);                                     \
                             QGEMV_IN_REGISTER(av[c]);                                      \
@@ -274,7 +329,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                         for (int r = 0; r < RB; r++) {                                     \
                             const qgemv_vec_##name wv = qgemv_part_##name(x[r] + i, j);                       \
                             for (int c = 0; c < CB; c++)                                   \
-                                s[j % QGEMV_FLOAT_ACCS][r][c] = qgemv_madd_##name(wv, av[c], s[j % QGEMV_FLOAT_ACCS][r][c]); \
+                                s[j % QGEMV_FLOAT_LIVE_##name][r][c] = qgemv_madd_##name(wv, av[c], s[j % QGEMV_FLOAT_LIVE_##name][r][c]); \
                         }                                                                  \
                     }                                                                      \
             }                                                                              \
@@ -285,8 +340,10 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
                 /* acc0 + acc1: the first half's and the second's, or the two parts' */    \
-                const qgemv_fvec a0 = QGEMV_FLOAT_PASSES == 2 ? s0[r][c] : s[0][r][c];     \
-                float sum = qgemv_fvec_hsum(qgemv_fvec_add(a0, s[QGEMV_FLOAT_ACCS - 1][r][c])); \
+                const qgemv_fvec v = QGEMV_FLOAT_PASSES == 2 ? qgemv_fvec_add(s0[r][c], s[0][r][c]) \
+                                     : QGEMV_FLOAT_LIVE_##name == 2 ? qgemv_fvec_add(s[0][r][c], s[1][r][c]) \
+                                     : s[0][r][c];                                         \
+                float sum = qgemv_fvec_hsum(v);                                            \
                 for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]);  \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
@@ -294,50 +351,49 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
     static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
-        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
-        const int64_t passes = (ncols + QGEMV_FLOAT_TILE_CB - 1) / QGEMV_FLOAT_TILE_CB;          \
-        for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_TILE_RB) {                         \
-            const int RB = nrows - r >= QGEMV_FLOAT_TILE_RB ? QGEMV_FLOAT_TILE_RB : (int)(nrows - r); \
-            const T *x[QGEMV_FLOAT_TILE_RB];                                               \
-            for (int k = 0; k < QGEMV_FLOAT_TILE_RB; k++)                                  \
+        if (QGEMV_FLOAT_LIVE_##name == 2 || QGEMV_FLOAT_PASSES == 2) {   /* else 4 x 1 blocks */ \
+            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
+        }                                                                                  \
+        const int64_t passes = (ncols + QGEMV_FLOAT_CB_##name - 1) / QGEMV_FLOAT_CB_##name;          \
+        for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_RB_##name) {                         \
+            const int RB = nrows - r >= QGEMV_FLOAT_RB_##name ? QGEMV_FLOAT_RB_##name : (int)(nrows - r); \
+            const T *x[QGEMV_FLOAT_RB_##name];                                               \
+            for (int k = 0; k < QGEMV_FLOAT_RB_##name; k++)                                  \
                 x[k] = (const T *)((const uint8_t *)w + (r + (k < RB ? k : RB - 1)) * row_stride); \
-            for (int64_t c = 0; c < ncols; c += QGEMV_FLOAT_TILE_CB) {                        \
-                /* block p > 0 prefetches its share of the next 4 rows (past the tile's end too: \
-                 * the next tile's first rows) into L2, a line as it reads one */          \
-                const int64_t p = c / QGEMV_FLOAT_TILE_CB;                                    \
-                const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;  \
-                const int k1 = p ? (int)(p * QGEMV_FLOAT_TILE_RB / (passes - 1)) : 0;        \
-                const T *next[QGEMV_FLOAT_TILE_RB];                                        \
+            for (int64_t p = 0; p < passes; p++) {                                        \
+                /* the columns in passes of near-equal counts (8 as 4 + 4, not 6 + 2); block   \
+                 * p > 0 prefetches its share of the next rows (past the tile's end too: the   \
+                 * next tile's first rows) into L2, a line as it reads one */              \
+                const int64_t c = p * ncols / passes;                                      \
+                const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_RB_##name / (passes - 1)) : 0;  \
+                const int k1 = p ? (int)(p * QGEMV_FLOAT_RB_##name / (passes - 1)) : 0;        \
+                const T *next[QGEMV_FLOAT_RB_##name];                                        \
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
-                const int CB = ncols - c >= QGEMV_FLOAT_TILE_CB ? QGEMV_FLOAT_TILE_CB : (int)(ncols - c); \
-                const T *y[QGEMV_FLOAT_TILE_CB];                                       \
-                for (int k = 0; k < QGEMV_FLOAT_TILE_CB; k++)                          \
+                const int CB = (int)((p + 1) * ncols / passes - c);                        \
+                const T *y[QGEMV_FLOAT_CB_##name];                                       \
+                for (int k = 0; k < QGEMV_FLOAT_CB_##name; k++)                          \
                     y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
                 switch (RB * 8 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
-                QGEMV_FLOAT_BLOCK_CASES(name)                             \
+                QGEMV_FLOAT_CASES_##name(name)                                             \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
     }
 #define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
     case rb * 8 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
-/* the blocks a tile can meet: 1-QGEMV_FLOAT_TILE_RB rows x 1-QGEMV_FLOAT_TILE_CB columns */
-#if QGEMV_FLOAT_TILE_CB == 4
-#define QGEMV_FLOAT_BLOCK_ROW(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 4) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) \
+/* the blocks a tile can meet: 1-RB rows x 1-CB columns */
+#define QGEMV_FLOAT_CASES_ROW_3(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) \
     QGEMV_FLOAT_BLOCK_CASE(name, rb, 2) QGEMV_FLOAT_BLOCK_CASE(name, rb, 1)
-#else
-#define QGEMV_FLOAT_BLOCK_ROW(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) \
-    QGEMV_FLOAT_BLOCK_CASE(name, rb, 2) QGEMV_FLOAT_BLOCK_CASE(name, rb, 1)
-#endif
-#if QGEMV_FLOAT_TILE_RB == 4
-#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
-    QGEMV_FLOAT_BLOCK_ROW(name, 4) QGEMV_FLOAT_BLOCK_ROW(name, 3) QGEMV_FLOAT_BLOCK_ROW(name, 2) \
-    QGEMV_FLOAT_BLOCK_ROW(name, 1)
-#else
-#define QGEMV_FLOAT_BLOCK_CASES(name)                                                        \
-    QGEMV_FLOAT_BLOCK_ROW(name, 3) QGEMV_FLOAT_BLOCK_ROW(name, 2) QGEMV_FLOAT_BLOCK_ROW(name, 1)
-#endif
+#define QGEMV_FLOAT_CASES_ROW_4(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 4) QGEMV_FLOAT_CASES_ROW_3(name, rb)
+#define QGEMV_FLOAT_CASES_ROW_6(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 6) QGEMV_FLOAT_BLOCK_CASE(name, rb, 5) \
+    QGEMV_FLOAT_CASES_ROW_4(name, rb)
+#define QGEMV_FLOAT_CASES_4x3(name) QGEMV_FLOAT_CASES_ROW_3(name, 4) QGEMV_FLOAT_CASES_ROW_3(name, 3) \
+    QGEMV_FLOAT_CASES_ROW_3(name, 2) QGEMV_FLOAT_CASES_ROW_3(name, 1)
+#define QGEMV_FLOAT_CASES_3x4(name) QGEMV_FLOAT_CASES_ROW_4(name, 3) QGEMV_FLOAT_CASES_ROW_4(name, 2) \
+    QGEMV_FLOAT_CASES_ROW_4(name, 1)
+#define QGEMV_FLOAT_CASES_4x6(name) QGEMV_FLOAT_CASES_ROW_6(name, 4) QGEMV_FLOAT_CASES_ROW_6(name, 3) \
+    QGEMV_FLOAT_CASES_ROW_6(name, 2) QGEMV_FLOAT_CASES_ROW_6(name, 1)
 static inline float qgemv_f32_itself(float v) { return v; }
 QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32)
 QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
