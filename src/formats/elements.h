@@ -157,15 +157,15 @@ typedef qgemv_fvec qgemv_vec_bf16;
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
     const int64_t nv_ = n / 64 * 64, nh_ = nv_ / 2;                                        \
     qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
-    for (; i < nh_; i += QGEMV_STEP_##name) {                                               \
+    for (; i < nh_; i += QGEMV_STEP_##name) {                                              \
         if (sizeof(T) < 4 && !(i & 31)) {   /* f32: the hardware's prefetch alone is faster */ \
             QGEMV_PREFETCH_LINE((x) + i);                                                  \
             QGEMV_PREFETCH_LINE((x) + nh_ + i);                                            \
         }                                                                                  \
-        acc0 = qgemv_fvec_fmadd(qgemv_part_##name((x) + i, 0), qgemv_part_##name((y) + i, 0), acc0);                 \
-        acc1 = qgemv_fvec_fmadd(qgemv_part_##name((x) + nh_ + i, 0), qgemv_part_##name((y) + nh_ + i, 0), acc1);     \
-        acc0 = qgemv_fvec_fmadd(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc0);                 \
-        acc1 = qgemv_fvec_fmadd(qgemv_part_##name((x) + nh_ + i, 1), qgemv_part_##name((y) + nh_ + i, 1), acc1);     \
+        acc0 = qgemv_fvec_fmadd(qgemv_part_##name((x) + i, 0), qgemv_part_##name((y) + i, 0), acc0); \
+        acc1 = qgemv_fvec_fmadd(qgemv_part_##name((x) + nh_ + i, 0), qgemv_part_##name((y) + nh_ + i, 0), acc1); \
+        acc0 = qgemv_fvec_fmadd(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc0); \
+        acc1 = qgemv_fvec_fmadd(qgemv_part_##name((x) + nh_ + i, 1), qgemv_part_##name((y) + nh_ + i, 1), acc1); \
     }                                                                                      \
     i = nv_;                                                                               \
     sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));
@@ -261,56 +261,42 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #define QGEMV_FLOAT_LIVE_f16 QGEMV_FLOAT_ACCS_f16
 #define QGEMV_FLOAT_LIVE_bf16 QGEMV_FLOAT_ACCS_bf16
 #endif
-/* a block's rows RB and columns CB, and the (RB, CB) its switch meets (below): RB x CB x live
- * accumulators + CB + 1 operands in the registers, AVX2 4 x 3 x 1 of 16, AVX-512 3 x 4 x 2 or
- * 4 x 6 x 1 of 32 */
-#if !defined(QGEMV_AVX512)
-#define QGEMV_FLOAT_RB_f32 4
-#define QGEMV_FLOAT_CB_f32 3
-#define QGEMV_FLOAT_CASES_f32 QGEMV_FLOAT_CASES_4x3
+/* a block's rows RB, columns CB and the (RB, CB) its switch meets (below), by the live
+ * accumulators: RB x CB x live + CB + 1 operands in the registers, AVX2 4 x 3 x 1 of 16,
+ * AVX-512 4 x 6 x 1 or 3 x 4 x 2 of 32 */
+#if defined(QGEMV_AVX512)
+#define QGEMV_FLOAT_RB_LIVE1 4
+#define QGEMV_FLOAT_CB_LIVE1 6
+#define QGEMV_FLOAT_CASES_LIVE1 QGEMV_FLOAT_CASES_4x6
+#define QGEMV_FLOAT_RB_LIVE2 3
+#define QGEMV_FLOAT_CB_LIVE2 4
+#define QGEMV_FLOAT_CASES_LIVE2 QGEMV_FLOAT_CASES_3x4
 #else
-#define QGEMV_FLOAT_RB_f32 4
-#define QGEMV_FLOAT_CB_f32 6
-#define QGEMV_FLOAT_CASES_f32 QGEMV_FLOAT_CASES_4x6
+#define QGEMV_FLOAT_RB_LIVE1 4
+#define QGEMV_FLOAT_CB_LIVE1 3
+#define QGEMV_FLOAT_CASES_LIVE1 QGEMV_FLOAT_CASES_4x3
 #endif
-#if !defined(QGEMV_AVX512)
-#define QGEMV_FLOAT_RB_f16 4
-#define QGEMV_FLOAT_CB_f16 3
-#define QGEMV_FLOAT_CASES_f16 QGEMV_FLOAT_CASES_4x3
-#else
-#define QGEMV_FLOAT_RB_f16 3
-#define QGEMV_FLOAT_CB_f16 4
-#define QGEMV_FLOAT_CASES_f16 QGEMV_FLOAT_CASES_3x4
-#endif
-#if !defined(QGEMV_AVX512)
-#define QGEMV_FLOAT_RB_bf16 4
-#define QGEMV_FLOAT_CB_bf16 3
-#define QGEMV_FLOAT_CASES_bf16 QGEMV_FLOAT_CASES_4x3
-#elif defined(QGEMV_BF16_DPBF16)
-#define QGEMV_FLOAT_RB_bf16 4
-#define QGEMV_FLOAT_CB_bf16 6
-#define QGEMV_FLOAT_CASES_bf16 QGEMV_FLOAT_CASES_4x6
-#else
-#define QGEMV_FLOAT_RB_bf16 3
-#define QGEMV_FLOAT_CB_bf16 4
-#define QGEMV_FLOAT_CASES_bf16 QGEMV_FLOAT_CASES_3x4
-#endif
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                       \
-    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_RB_##name], \
-                                                const T *const y[QGEMV_FLOAT_CB_##name], const int RB, const int CB, \
-                                                const int prefetch, const T *const next[QGEMV_FLOAT_RB_##name], \
+#define QGEMV_FLOAT_CAT_(a, b) a##b
+#define QGEMV_FLOAT_CAT(a, b) QGEMV_FLOAT_CAT_(a, b)   /* b macro-expanded first: LIVE_<name> -> 1 or 2 */
+#define QGEMV_FLOAT_RB(name) QGEMV_FLOAT_CAT(QGEMV_FLOAT_RB_LIVE, QGEMV_FLOAT_LIVE_##name)
+#define QGEMV_FLOAT_CB(name) QGEMV_FLOAT_CAT(QGEMV_FLOAT_CB_LIVE, QGEMV_FLOAT_LIVE_##name)
+#define QGEMV_FLOAT_CASES(name) QGEMV_FLOAT_CAT(QGEMV_FLOAT_CASES_LIVE, QGEMV_FLOAT_LIVE_##name)(name)
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                           \
+    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_RB(name)], \
+                                                const T *const y[QGEMV_FLOAT_CB(name)], const int RB, const int CB, \
+                                                const int prefetch, const T *const next[QGEMV_FLOAT_RB(name)], \
                                                 const int nnext, float *out, int64_t out_stride) { \
-        const int64_t nv = n / 64 * 64, np = nv / QGEMV_FLOAT_PASSES;                       \
-        qgemv_fvec s0[QGEMV_FLOAT_RB_##name][QGEMV_FLOAT_CB_##name];                           \
-        qgemv_fvec s[QGEMV_FLOAT_LIVE_##name][QGEMV_FLOAT_RB_##name][QGEMV_FLOAT_CB_##name];          \
+        const int64_t nv = n / 64 * 64, np = nv / QGEMV_FLOAT_PASSES;                      \
+        qgemv_fvec s0[QGEMV_FLOAT_RB(name)][QGEMV_FLOAT_CB(name)];                         \
+        qgemv_fvec s[QGEMV_FLOAT_LIVE_##name][QGEMV_FLOAT_RB(name)][QGEMV_FLOAT_CB(name)]; \
         for (int h = 0; h < QGEMV_FLOAT_PASSES; h++) {                                     \
-            for (int k = 0; k < QGEMV_FLOAT_LIVE_##name; k++)                                     \
+            for (int k = 0; k < QGEMV_FLOAT_LIVE_##name; k++)                              \
                 for (int r = 0; r < RB; r++)                                               \
                     for (int c = 0; c < CB; c++) s[k][r][c] = qgemv_fvec_zero();           \
-            const int64_t end = (h + 1) * np, line = 64 / (int64_t)sizeof(T);             \
-            const int64_t chunk = line > QGEMV_STEP_##name ? line : QGEMV_STEP_##name;       \
-            for (int64_t i0 = h * np; i0 < end; i0 += chunk) {   /* np: whole chunks */     \
-                /* a prefetch per 64 bytes, outside the loop that does the work: a branch in  \
+            const int64_t end = (h + 1) * np, line = 64 / (int64_t)sizeof(T);              \
+            const int64_t chunk = line > QGEMV_STEP_##name ? line : QGEMV_STEP_##name;     \
+            for (int64_t i0 = h * np; i0 < end; i0 += chunk) {   /* np: whole chunks */    \
+                /* a prefetch per 64 bytes, outside the loop that does the work: a branch in \
                  * it cost f16's 4 x 3 blocks 3 of their accumulators */                   \
                 for (int64_t l = 0; l < chunk; l += line) {                                \
                     if (prefetch)                                                          \
@@ -319,15 +305,15 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                         for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i0 + l), _MM_HINT_T1); \
                 }                                                                          \
                 _Pragma("GCC unroll 1")                                                    \
-                for (int64_t i = i0; i < i0 + chunk; i += QGEMV_STEP_##name)                \
+                for (int64_t i = i0; i < i0 + chunk; i += QGEMV_STEP_##name)               \
                     for (int j = 0; j < 2; j++) {                                          \
-                        qgemv_vec_##name av[QGEMV_FLOAT_CB_##name];                                \
+                        qgemv_vec_##name av[QGEMV_FLOAT_CB(name)];                         \
                         for (int c = 0; c < CB; c++) {                                     \
-                            av[c] = qgemv_part_##name(y[c] + i, j);                                     \
+                            av[c] = qgemv_part_##name(y[c] + i, j);                        \
                             QGEMV_IN_REGISTER(av[c]);                                      \
                         }                                                                  \
                         for (int r = 0; r < RB; r++) {                                     \
-                            const qgemv_vec_##name wv = qgemv_part_##name(x[r] + i, j);                       \
+                            const qgemv_vec_##name wv = qgemv_part_##name(x[r] + i, j);    \
                             for (int c = 0; c < CB; c++)                                   \
                                 s[j % QGEMV_FLOAT_LIVE_##name][r][c] = qgemv_madd_##name(wv, av[c], s[j % QGEMV_FLOAT_LIVE_##name][r][c]); \
                         }                                                                  \
@@ -344,7 +330,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                                      : QGEMV_FLOAT_LIVE_##name == 2 ? qgemv_fvec_add(s[0][r][c], s[1][r][c]) \
                                      : s[0][r][c];                                         \
                 float sum = qgemv_fvec_hsum(v);                                            \
-                for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]);  \
+                for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]); \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
     }                                                                                      \
@@ -354,28 +340,28 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
         if (QGEMV_FLOAT_LIVE_##name == 2 || QGEMV_FLOAT_PASSES == 2) {   /* else 4 x 1 blocks */ \
             QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         }                                                                                  \
-        const int64_t passes = (ncols + QGEMV_FLOAT_CB_##name - 1) / QGEMV_FLOAT_CB_##name;          \
-        for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_RB_##name) {                         \
-            const int RB = nrows - r >= QGEMV_FLOAT_RB_##name ? QGEMV_FLOAT_RB_##name : (int)(nrows - r); \
-            const T *x[QGEMV_FLOAT_RB_##name];                                               \
-            for (int k = 0; k < QGEMV_FLOAT_RB_##name; k++)                                  \
+        const int64_t passes = (ncols + QGEMV_FLOAT_CB(name) - 1) / QGEMV_FLOAT_CB(name);  \
+        for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_RB(name)) {                        \
+            const int RB = nrows - r >= QGEMV_FLOAT_RB(name) ? QGEMV_FLOAT_RB(name) : (int)(nrows - r); \
+            const T *x[QGEMV_FLOAT_RB(name)];                                              \
+            for (int k = 0; k < QGEMV_FLOAT_RB(name); k++)                                 \
                 x[k] = (const T *)((const uint8_t *)w + (r + (k < RB ? k : RB - 1)) * row_stride); \
-            for (int64_t p = 0; p < passes; p++) {                                        \
-                /* the columns in passes of near-equal counts (8 as 4 + 4, not 6 + 2); block   \
-                 * p > 0 prefetches its share of the next rows (past the tile's end too: the   \
+            for (int64_t p = 0; p < passes; p++) {                                         \
+                /* the columns in passes of near-equal counts (8 as 4 + 4, not 6 + 2); block \
+                 * p > 0 prefetches its share of the next rows (past the tile's end too: the \
                  * next tile's first rows) into L2, a line as it reads one */              \
                 const int64_t c = p * ncols / passes;                                      \
-                const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_RB_##name / (passes - 1)) : 0;  \
-                const int k1 = p ? (int)(p * QGEMV_FLOAT_RB_##name / (passes - 1)) : 0;        \
-                const T *next[QGEMV_FLOAT_RB_##name];                                        \
+                const int k0 = p ? (int)((p - 1) * QGEMV_FLOAT_RB(name) / (passes - 1)) : 0; \
+                const int k1 = p ? (int)(p * QGEMV_FLOAT_RB(name) / (passes - 1)) : 0;     \
+                const T *next[QGEMV_FLOAT_RB(name)];                                       \
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
                 const int CB = (int)((p + 1) * ncols / passes - c);                        \
-                const T *y[QGEMV_FLOAT_CB_##name];                                       \
-                for (int k = 0; k < QGEMV_FLOAT_CB_##name; k++)                          \
+                const T *y[QGEMV_FLOAT_CB(name)];                                          \
+                for (int k = 0; k < QGEMV_FLOAT_CB(name); k++)                             \
                     y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
                 switch (RB * 8 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
-                QGEMV_FLOAT_CASES_##name(name)                                             \
+                QGEMV_FLOAT_CASES(name)                                                    \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
