@@ -12,7 +12,7 @@
 # "No compiler": the wheel venv runs with PATH = the venv's bin + a directory of symlinks to a
 # short list of ordinary tools (no /usr/bin), CC/CXX/LDSHARED unset, and pip --only-binary=:all:
 # so pip cannot build anything; the script checks that cc, gcc, clang, c++ and g++ are not found.
-# "Installed package": pytest runs from a scratch directory holding copies of tests/, tools/,
+# "Installed package": pytest runs from a scratch directory holding copies of tests/, tools/, benches/,
 # README.md and pyproject.toml but no qgemv/, with --import-mode=importlib; the script checks
 # that `import qgemv` resolves into the venv's site-packages.
 #
@@ -69,6 +69,7 @@ RUN=$WORK/run
 mkdir -p "$RUN"
 cp -r "$ROOT/tests" "$RUN/tests"
 [ -d "$ROOT/tools" ] && cp -r "$ROOT/tools" "$RUN/tools"
+cp -r "$ROOT/benches" "$RUN/benches"   # tests/test_benches.py and test_llama_cpp.py import its binding
 cp "$ROOT/README.md" "$ROOT/pyproject.toml" "$RUN"/
 find "$RUN" -name __pycache__ -prune -exec rm -rf {} +
 export QGEMV_SHARED=${QGEMV_SHARED:-$(dirname "$ROOT")/shared}
