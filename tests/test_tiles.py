@@ -480,11 +480,13 @@ def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
     assert np.allclose(results[0], ref, rtol=fmt.tolerance, atol=0)
 
 
-def test_panel_functions_refuse_a_wrong_row_count():
+def test_panel_functions_refuse_a_wrong_row_count(isa):
     fmt = _formats.BY_NAME["q4_k"]
     data = np.zeros(16 * fmt.type_size, np.uint8)
     panels = np.empty_like(data)
-    with pytest.raises(ValueError, match="hold 16 rows, not 8"):
+    # a variant without q4_K's panels (baseline) says so instead
+    match = "hold 16 rows, not 8" if _kernels.panel_rows(isa, fmt.id) else "no interleaved layout"
+    with pytest.raises(ValueError, match=match):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
         _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq2_xxs"].id, 16, data, fmt.type_size, 256, panels,
