@@ -141,17 +141,21 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
 
 
+cdef inline bint _has_panels(const qgemv_kernel_table *t, int qtype) noexcept:
+    """The variant interleaves the type and multiplies from its panels (a NULL panel_tile: it
+    reads the GGUF rows)."""
+    return 0 <= qtype < QGEMV_N_TYPES and t.interleave[qtype] != NULL and t.panel_tile[qtype] != NULL
+
+
 def panel_rows(str isa, int qtype):
     """Rows per panel of the type's interleaved layout in this variant (the table's interleave),
     or 0: the variant multiplies it from its GGUF rows."""
     cdef const qgemv_kernel_table *t = _table(isa)
-    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL or t.panel_tile[qtype] == NULL:
-        return 0
-    return t.panel_rows[qtype]
+    return t.panel_rows[qtype] if _has_panels(t, qtype) else 0
 
 
 cdef int _check_panel_rows(const qgemv_kernel_table *t, int qtype, Py_ssize_t panel_rows) except -1:
-    if not 0 <= qtype < QGEMV_N_TYPES or t.interleave[qtype] == NULL or t.panel_tile[qtype] == NULL:
+    if not _has_panels(t, qtype):
         raise ValueError(f"type {qtype} has no interleaved layout in the {t.isa.decode()} variant")
     if t.panel_rows[qtype] != panel_rows:
         raise ValueError(f"type {qtype}'s panels hold {t.panel_rows[qtype]} rows, not {panel_rows}")

@@ -18,11 +18,13 @@ static inline int qgemv_have_openmp(void) { return 0; }
 static inline int qgemv_omp_max_threads(void) { return 1; }
 #endif
 
-/* the compiled table of an ISA variant, or NULL */
+/* the compiled table of an ISA variant (QGEMV_HAVE_ISA_<isa>: setup.py built it), or NULL */
 static inline const qgemv_kernel_table *qgemv_table_for(const char *isa) {
     if (strcmp(isa, "baseline") == 0) return &qgemv_kernels_baseline;
-#if defined(QGEMV_X86)
+#if defined(QGEMV_HAVE_ISA_avx2)
     if (strcmp(isa, "avx2") == 0) return &qgemv_kernels_avx2;
+#endif
+#if defined(QGEMV_HAVE_ISA_avx512)
     if (strcmp(isa, "avx512") == 0) return &qgemv_kernels_avx512;
 #endif
 #if defined(QGEMV_HAVE_ISA_avx512bf16)
