@@ -79,7 +79,7 @@ INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 @pytest.mark.parametrize("name", GGML_ORDER)
 @pytest.mark.parametrize("nblocks", [1, 2, 3, 5, 37, 128])
 @pytest.mark.parametrize("batch", [1, 3])
-@pytest.mark.parametrize("isa_name", ["avx2", "avx512", "avx512bf16"])
+@pytest.mark.parametrize("isa_name", [i for i in qgemv._dispatch.PREFERENCE if i != "baseline"])
 def test_ggml_order_formats_give_ggml_bits(name, nblocks, batch, isa_name, monkeypatch):
     """For these formats m @ x is ggml's AVX2 result bit for bit on every x86 variant,
     odd block counts included (the vector loops' remainders and the two-accumulator formats'

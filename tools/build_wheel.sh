@@ -107,7 +107,9 @@ env "${NOCC[@]}" "$VENV/bin/python" -m pip install --quiet --only-binary=:all: "
 
 isas=$(cd "$RUN" && env "${NOCC[@]}" "$VENV/bin/python" -c \
        "from qgemv import _dispatch; print(' '.join(_dispatch.runnable()))")
-for isa in baseline avx2 avx512 avx512bf16; do
+every=$(cd "$RUN" && env "${NOCC[@]}" "$VENV/bin/python" -c \
+        "from qgemv import _dispatch; print(' '.join(reversed(_dispatch.PREFERENCE)))")
+for isa in $every; do
     case " $isas " in
         *" $isa "*) run_tests "$VENV/bin/python" "installed wheel, QGEMV_ISA=$isa" \
                         "${NOCC[@]}" QGEMV_ISA=$isa ;;
