@@ -142,16 +142,15 @@ typedef qgemv_fvec qgemv_vec_bf16;
 #define QGEMV_FLOAT_HALVES 0
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
     const int64_t nv_ = n / 64 * 64;                                                       \
-    qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
-    for (; i < nv_; i += QGEMV_STEP_##name) {                                              \
-        acc0 = qgemv_madd_##name(qgemv_part_##name((x) + i, 0), qgemv_part_##name((y) + i, 0), acc0); \
-        if (QGEMV_FLOAT_ACCS_##name == 2)                                                  \
-            acc1 = qgemv_madd_##name(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc1); \
-        else                                                                               \
-            acc0 = qgemv_madd_##name(qgemv_part_##name((x) + i, 1), qgemv_part_##name((y) + i, 1), acc0); \
-    }                                                                                      \
+    qgemv_fvec acc_[QGEMV_FLOAT_ACCS_##name];   /* part j of a step into acc_[j % accs] */  \
+    for (int k_ = 0; k_ < QGEMV_FLOAT_ACCS_##name; k_++) acc_[k_] = qgemv_fvec_zero();     \
+    for (; i < nv_; i += QGEMV_STEP_##name)                                                \
+        for (int j_ = 0; j_ < 2; j_++)                                                     \
+            acc_[j_ % QGEMV_FLOAT_ACCS_##name] = qgemv_madd_##name(qgemv_part_##name((x) + i, j_), \
+                qgemv_part_##name((y) + i, j_), acc_[j_ % QGEMV_FLOAT_ACCS_##name]);       \
     i = nv_;                                                                               \
-    sum = qgemv_fvec_hsum(QGEMV_FLOAT_ACCS_##name == 2 ? qgemv_fvec_add(acc0, acc1) : acc0);
+    sum = qgemv_fvec_hsum(QGEMV_FLOAT_ACCS_##name == 2 ? qgemv_fvec_add(acc_[0], acc_[QGEMV_FLOAT_ACCS_##name - 1]) \
+                                                     : acc_[0]);
 #else
 #define QGEMV_FLOAT_HALVES 1
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
