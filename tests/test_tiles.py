@@ -96,10 +96,11 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 @pytest.mark.parametrize("batch", [2, 3, 7, 8, 11])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
-    """The float formats' tiles run blocks of 4 rows x 3 columns over half rows (whole 64-byte
-    lines: 96 and 1000 leave a 32- and a 40-value scalar tail), then the other half, with 1, 2
-    or 3 rows and 1 or 2 columns left over (src/formats/elements.h): across blocks, halves,
-    short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
+    """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) or 4 x 6 (AVX-512) over
+    one accumulator's spans (whole 64-byte lines: 96 and 1000 leave a 32- and a 40-value scalar
+    tail; 600 and 1000 end on a lone span), then the other's, with 1, 2 or 3 rows and fewer
+    columns left over (src/formats/elements.h): across blocks, spans, short blocks and the
+    scalar tail every (r, c) is still vec_dot's bits."""
     m, x, xq = _setup(fmt, rows, batch, seed=cols + batch, cols=cols)
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
@@ -142,6 +143,56 @@ def test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order(cols, batch, mo
     m = QMatrix((w.view(np.uint32) >> 16).astype(np.uint16), "bf16", w.shape)
     got = m @ x
     want = np.stack([_bf16_dot_as_vdpbf16ps(w, x[:, c]) for c in range(batch)], axis=1)
+    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
+
+
+def _dot_in_spans(w: np.ndarray, a: np.ndarray, name: str) -> np.ndarray:
+    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f16 and widened bf16
+    (src/formats/elements.h): acc k of 16 lanes through the 32-value steps of the 64-value
+    spans k, k + 2, ... of the first n // 64 * 64 values, each step two exact products added
+    part by part (f16: values 0-15, then 16-31; bf16: the even values, then the odd); then
+    acc0 + acc1 folded 16 -> 8 -> 4 -> 2 -> 1, then the scalar tail."""
+    rows, n = w.shape
+    nv = n // 64 * 64
+    acc = np.zeros((2, rows, 16), np.float32)
+    for i in range(0, nv, 32):
+        k = i // 64 % 2
+        p = w[:, i:i + 32] * a[i:i + 32]        # exact: 11- or 8-bit significands
+        parts = (p[:, :16], p[:, 16:]) if name == "f16" else (p[:, 0::2], p[:, 1::2])
+        for part in parts:
+            acc[k] = acc[k] + part
+    v = acc[0] + acc[1]
+    v = v[:, :8] + v[:, 8:]
+    v = v[:, :4] + v[:, 4:]
+    v = v[:, :2] + v[:, 2:]
+    total = v[:, 0] + v[:, 1]
+    for i in range(nv, n):
+        total = total + w[:, i] * a[i]
+    return total
+
+
+@pytest.mark.parametrize("isa_name, name", [("avx512", "f16"), ("avx512bf16", "f16"), ("avx512", "bf16")])
+@pytest.mark.parametrize("cols", [64, 200, 600, 4096 + 37])
+@pytest.mark.parametrize("batch", [1, 5, 8])
+def test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order(isa_name, name, cols, batch,
+                                                                              monkeypatch):
+    """f16, and bf16 where it is widened, on AVX-512: vec_dot and tile alike give the sums in
+    the order elements.h states, to the bit (numpy float32 emulation above)."""
+    if not _kernels.cpu_runs(isa_name) or isa_name not in _kernels.COMPILED_ISAS:
+        pytest.skip(f"this CPU (or build) does not run the {isa_name} variant")
+    monkeypatch.setattr(_dispatch, "isa", isa_name)
+    rng = np.random.default_rng(cols + batch)
+    if name == "f16":
+        exact = lambda v: v.astype(np.float16).astype(np.float32)  # noqa: E731
+        raw = lambda v: v.astype(np.float16)  # noqa: E731
+    else:
+        exact = lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
+        raw = lambda v: (v.view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
+    w = exact(rng.standard_normal((19, cols)))
+    x = exact(rng.standard_normal((cols, batch)))     # the activation type already: exact
+    m = QMatrix(raw(w), name, w.shape)
+    got = m @ x
+    want = np.stack([_dot_in_spans(w, x[:, c], name) for c in range(batch)], axis=1)
     np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
 
 
