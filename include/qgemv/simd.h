@@ -114,6 +114,27 @@ static inline __m256i qgemv_bit_signs(__m256i spread) {
 static inline __m256i qgemv_bits_to_signs_32(const uint8_t *bits4) {
     return qgemv_bit_signs(qgemv_spread_bits_32(bits4));
 }
+/* 32 signs (bits, bit j: value j < 0; or the signs of 32 nonzero bytes) as qgemv_signs_32, and
+ * v negated where they are set (-128 stays -128, as _mm256_sign_epi8 leaves it): AVX-512 a mask
+ * register and one masked subtract, where AVX2 spreads bits into a _mm256_sign_epi8 operand
+ * (4 operations) */
+#if defined(QGEMV_AVX512)
+typedef __mmask32 qgemv_signs_32;
+static inline qgemv_signs_32 qgemv_signs_of_bits_32(const uint8_t *bits4) {
+    uint32_t bits;
+    memcpy(&bits, bits4, 4);
+    return (__mmask32)bits;
+}
+static inline qgemv_signs_32 qgemv_signs_of_bytes_32(__m256i w) { return _mm256_movepi8_mask(w); }
+static inline __m256i qgemv_with_signs_32(__m256i v, qgemv_signs_32 s) {
+    return _mm256_mask_sub_epi8(v, s, _mm256_setzero_si256(), v);
+}
+#else
+typedef __m256i qgemv_signs_32;
+#define qgemv_signs_of_bits_32 qgemv_bits_to_signs_32
+#define qgemv_signs_of_bytes_32(w) (w)   /* bytes never 0: _mm256_sign_epi8 would zero there */
+#define qgemv_with_signs_32 _mm256_sign_epi8
+#endif
 
 #endif /* QGEMV_AVX2 */
 #endif /* QGEMV_SIMD_H */

@@ -97,11 +97,12 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
         for (int p = 0; p < QK_K / 64; p++) {
             const __m256i w0 = levels_iq4_xs(x[i].qs + 32 * p, table), w1 = levels_iq4_xs(x[i].qs + 32 * p + 16, table);
             const __m256i u0 = _mm256_sign_epi8(w0, w0), u1 = _mm256_sign_epi8(w1, w1);
+            const qgemv_signs_32 s0 = qgemv_signs_of_bytes_32(w0), s1 = qgemv_signs_of_bytes_32(w1);
             /* the scales as iquants.h's layout has them: element ib in both halves */
             const __m256i sc0 = iq_scales_of_sub(scales, 2 * p), sc1 = iq_scales_of_sub(scales, 2 * p + 1);
             for (int c = 0; c < CB; c++) {
                 const int8_t *aq = y[c][i].qs + 64 * p;
-                sum[c] = iq_dot_sub_acc(iq_dot_sub_acc(sum[c], u0, w0, aq, sc0), u1, w1, aq + 32, sc1);
+                sum[c] = iq_dot_sub_acc(iq_dot_sub_acc(sum[c], u0, s0, aq, sc0), u1, s1, aq + 32, sc1);
             }
         }
         const float dx = qgemv_fp16_to_fp32(x[i].d);

@@ -145,31 +145,31 @@ static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const 
 
 /* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
  * (negative byte: negative value; never 0), 32 lanes at a time */
-static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
-    *sgn = qgemv_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq2_xxs */
+    *sgn = qgemv_signs_of_bits_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq2_xxs */
     return iq_set4_u64(&iq2xxs_grid[idx >> 24], &iq2xxs_grid[(idx >> 16) & 0xff], &iq2xxs_grid[(idx >> 8) & 0xff],
                        &iq2xxs_grid[idx & 0xff]);
 }
-static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     (void)b;   /* grid_indices_iq2_xs: the 9-bit indices in ix[0..31], the sign bytes after them */
     const uint16_t *i = ix + 4 * ib32;
-    *sgn = qgemv_bits_to_signs_32((const uint8_t *)(ix + QK_K / 8) + 4 * ib32);
+    *sgn = qgemv_signs_of_bits_32((const uint8_t *)(ix + QK_K / 8) + 4 * ib32);
     return iq_set4_u64(&iq2xs_grid[i[3]], &iq2xs_grid[i[2]], &iq2xs_grid[i[1]], &iq2xs_grid[i[0]]);
 }
-static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    *sgn = qgemv_bits_to_signs_32(b->qs + QK_K / 8 + 4 * ib32);
+static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
+    *sgn = qgemv_signs_of_bits_32(b->qs + QK_K / 8 + 4 * ib32);
     const uint16_t *i = ix + 4 * ib32;
     return iq_set4_u64(&iq2s_grid[i[3]], &iq2s_grid[i[2]], &iq2s_grid[i[1]], &iq2s_grid[i[0]]);
 }
-static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, __m256i *sgn, const uint16_t *ix) {
+static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     const uint8_t *idx = b->qs + 8 * ib32;
-    *sgn = qgemv_bits_to_signs_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq3_xxs */
+    *sgn = qgemv_signs_of_bits_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq3_xxs */
     return iq_set8_u32(&iq3xxs_grid[idx[7]], &iq3xxs_grid[idx[6]], &iq3xxs_grid[idx[5]], &iq3xxs_grid[idx[4]],
                        &iq3xxs_grid[idx[3]], &iq3xxs_grid[idx[2]], &iq3xxs_grid[idx[1]], &iq3xxs_grid[idx[0]]);
 }
-static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, __m256i *sgn, const uint16_t *ix) {
-    *sgn = qgemv_bits_to_signs_32(b->signs + 4 * ib32);
+static inline __m256i grid_iq3_s(const block_iq3_s *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
+    *sgn = qgemv_signs_of_bits_32(b->signs + 4 * ib32);
     const uint16_t *i = ix + 8 * ib32;
     return iq_set8_u32(&iq3s_grid[i[7]], &iq3s_grid[i[6]], &iq3s_grid[i[5]], &iq3s_grid[i[4]],
                        &iq3s_grid[i[3]], &iq3s_grid[i[2]], &iq3s_grid[i[1]], &iq3s_grid[i[0]]);
@@ -269,16 +269,16 @@ static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
 }
 
 /* sum_j |q_j| (a_j negated where signs_j < 0), times the scale of each 16 values, as 8 int32 lanes */
-static inline __m256i iq_dot_sub(__m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
-    const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
+static inline __m256i iq_dot_sub(__m256i mag, qgemv_signs_32 signs, const int8_t *a, __m256i ls) {
+    const __m256i sa = qgemv_with_signs_32(_mm256_loadu_si256((const __m256i *)a), signs);
     /* maddubs cannot saturate: magnitudes <= 127 (the grids' <= 62, iq4_xs's levels), |a| <= 127,
      * 2 127 127 < 2^15 */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
 }
 /* acc + iq_dot_sub: VNNI's vpdpwssd is madd and add in one, the same int32 lanes */
-static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, __m256i signs, const int8_t *a, __m256i ls) {
+static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, qgemv_signs_32 signs, const int8_t *a, __m256i ls) {
 #if defined(QGEMV_AVX512)
-    const __m256i sa = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a), signs);
+    const __m256i sa = qgemv_with_signs_32(_mm256_loadu_si256((const __m256i *)a), signs);
     return _mm256_dpwssd_epi32(acc, _mm256_maddubs_epi16(mag, sa), ls);
 #else
     return _mm256_add_epi32(acc, iq_dot_sub(mag, signs, a, ls));
@@ -288,9 +288,9 @@ static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, __m256i signs, co
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) grid_indices_##name(b, ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
-        __m256i sgn_;                                                                      \
+        qgemv_signs_32 sgn_;                                                               \
         const __m256i mag_ = grid_##name(b, ib32, &sgn_, ix);                              \
-        qgemv_store_levels_16x2(_mm256_sign_epi8(mag_, sgn_), d0, 0.0f, d1, 0.0f, 0, y);   \
+        qgemv_store_levels_16x2(qgemv_with_signs_32(mag_, sgn_), d0, 0.0f, d1, 0.0f, 0, y); \
     } while (0)
 
 /* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded
@@ -311,7 +311,7 @@ static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, __m256i signs, co
             __m256i sum[QGEMV_TILE_COLS_MAX];                                               \
             for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
-                __m256i signs;                                                             \
+                qgemv_signs_32 signs;                                                      \
                 const __m256i mag = grid_##name(&x[ib], ib32, &signs, ix);                 \
                 const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
                 for (int j = 0; j < CB; j++)                                               \
