@@ -15,12 +15,17 @@
  * results never depend on the thread count or the batch size.
  */
 
+/* QGEMV_NEVER_INLINE: a kernel kept out of its caller, whose other paths GCC would otherwise
+ * lay out and allocate registers with it (src/formats/iquants.h) */
 #if defined(__GNUC__) || defined(__clang__)
 #define QGEMV_ALWAYS_INLINE static inline __attribute__((always_inline))
+#define QGEMV_NEVER_INLINE static __attribute__((noinline))
 #elif defined(_MSC_VER)
 #define QGEMV_ALWAYS_INLINE static __forceinline
+#define QGEMV_NEVER_INLINE static __declspec(noinline)
 #else
 #define QGEMV_ALWAYS_INLINE static inline
+#define QGEMV_NEVER_INLINE static
 #endif
 
 /* the generic tile of (name, act): vec_dot per row and column */

@@ -293,10 +293,44 @@ static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, qgemv_signs_32 si
         qgemv_store_levels_16x2(qgemv_with_signs_32(mag_, sgn_), d0, 0.0f, d1, 0.0f, 0, y); \
     } while (0)
 
+/* the columns' step of one decoded sub-block: its 32 products into each column's int32 lanes */
+QGEMV_ALWAYS_INLINE void iq_sub_columns(__m256i mag, qgemv_signs_32 g, __m256i ls, const block_q8_K *const *y,
+                                        int64_t ib, int ib32, const int CB, __m256i *sum) {
+    for (int j = 0; j < CB; j++) sum[j] = iq_dot_sub_acc(sum[j], mag, g, y[j][ib].qs + 32 * ib32, ls);
+}
+/* a super-block's float step per column: d_x d_y times its exact integer lanes, one fma */
+QGEMV_ALWAYS_INLINE void iq_block_columns(float dx, const block_q8_K *const *y, int64_t ib, const int CB,
+                                          const __m256i *sum, __m256 *acc) {
+    for (int j = 0; j < CB; j++)
+        acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[j][ib].d), _mm256_cvtepi32_ps(sum[j]), acc[j]);
+}
+/* a super-block decoded for many columns: per sub-block its magnitudes, signs and scales */
+typedef struct {
+    __m256i mag[QK_K / 32], ls[QK_K / 32];
+    qgemv_signs_32 sgn[QK_K / 32];
+    float d;
+} iq_decoded;
+/* CB <= 8 columns against nbc decoded super-blocks from super-block ib0 on */
+QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, int64_t nbc, const block_q8_K *const *y,
+                                            const int CB, __m256 *acc) {
+    for (int64_t k = 0; k < nbc; k++) {
+        __m256i sum[QGEMV_TILE_COLS_MAX];
+        for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++)
+            iq_sub_columns(dec[k].mag[ib32], dec[k].sgn[ib32], dec[k].ls[ib32], y, ib0 + k, ib32, CB, sum);
+        iq_block_columns(dec[k].d, y, ib0 + k, CB, sum, acc);
+    }
+}
+#define QGEMV_IQ_WIDE_COLS 32      /* columns that share a decode of a row's super-blocks */
+#define QGEMV_IQ_DECODE_CHUNK 16   /* super-blocks decoded at once: 16 x 576 bytes, in L1 */
+
 /* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded
- * once for all the columns; per column the integer sums of a super-block are exact and its float
- * work is the same fma into the same accumulator whatever CB is, so every column gets
- * vec_dot's bits (vec_dot is this with CB = 1) */
+ * once for all the columns, in registers; per column the integer sums of a super-block are exact
+ * and its float work is the same fma into the same accumulator whatever CB is, so every column
+ * gets vec_dot's bits (vec_dot is this with CB = 1).  More than 8 columns: a row's super-blocks
+ * are decoded once, a chunk at a time into L1, for up to QGEMV_IQ_WIDE_COLS columns that read
+ * them 8 at a time with the same steps (before, each 8 decoded the row again: a quarter of the
+ * time at batch 32) */
 #define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
@@ -313,17 +347,74 @@ static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, qgemv_signs_32 si
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
                 qgemv_signs_32 signs;                                                      \
                 const __m256i mag = grid_##name(&x[ib], ib32, &signs, ix);                 \
-                const __m256i ls = iq_scales_of_sub(sc, ib32);                             \
-                for (int j = 0; j < CB; j++)                                               \
-                    sum[j] = iq_dot_sub_acc(sum[j], mag, signs, y[j][ib].qs + 32 * ib32, ls);      \
+                iq_sub_columns(mag, signs, iq_scales_of_sub(sc, ib32), y, ib, ib32, CB, sum); \
             }                                                                              \
-            const float dx = qgemv_fp16_to_fp32(x[ib].d);                                  \
-            for (int j = 0; j < CB; j++)                                                   \
-                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[j][ib].d), _mm256_cvtepi32_ps(sum[j]), acc[j]); \
+            iq_block_columns(qgemv_fp16_to_fp32(x[ib].d), y, ib, CB, sum, acc);            \
         }                                                                                  \
         for (int j = 0; j < CB; j++) out[j] = (factor) * qgemv_hsum_f32x8(acc[j]);         \
     }                                                                                      \
-    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_iq_##name, QK_K, 8)
+    static void iq_decode_##name(const block_##name *b, iq_decoded *dec) {                 \
+        const __m256i sc = scales16_##name(b);                                             \
+        uint16_t ix[QK_K / 4];                                                             \
+        grid_indices_##name(b, ix);                                                        \
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
+            dec->mag[ib32] = grid_##name(b, ib32, &dec->sgn[ib32], ix);                    \
+            dec->ls[ib32] = iq_scales_of_sub(sc, ib32);                                    \
+        }                                                                                  \
+        dec->d = qgemv_fp16_to_fp32(b->d);                                                 \
+    }                                                                                      \
+    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
+        float o;                                                                           \
+        tile_iq_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);   \
+        return o;                                                                          \
+    }                                                                                      \
+    QGEMV_NEVER_INLINE void vec_dot_tile_narrow_##name(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_q8_K, n, w, row_stride, nrows, a, ncols, out, out_stride); \
+        for (int64_t r = 0; r < nrows; r++) {                                              \
+            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+            switch (ncols) { QGEMV_TILE_CASES_8(tile_iq_##name, n / QK_K, x, (const uint8_t *)a, act_stride, out + r * out_stride) } \
+        }                                                                                  \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
+                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
+        if (ncols <= QGEMV_TILE_COLS_MAX) {                                                \
+            vec_dot_tile_narrow_##name(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride); \
+            return;                                                                        \
+        }                                                                                  \
+        const int64_t nb = n / QK_K;                                                       \
+        for (int64_t r = 0; r < nrows; r++) {                                              \
+            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+            for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_IQ_WIDE_COLS) {                   \
+                const int nc = ncols - c0 < QGEMV_IQ_WIDE_COLS ? (int)(ncols - c0) : QGEMV_IQ_WIDE_COLS; \
+                const block_q8_K *y[QGEMV_IQ_WIDE_COLS];                                   \
+                __m256 acc[QGEMV_IQ_WIDE_COLS];                                            \
+                qgemv_tile_columns_q8_K((const uint8_t *)a + c0 * act_stride, act_stride, nc, y, acc); \
+                for (int64_t ib0 = 0; ib0 < nb; ib0 += QGEMV_IQ_DECODE_CHUNK) {            \
+                    const int64_t nbc = nb - ib0 < QGEMV_IQ_DECODE_CHUNK ? nb - ib0 : QGEMV_IQ_DECODE_CHUNK; \
+                    iq_decoded dec[QGEMV_IQ_DECODE_CHUNK];                                 \
+                    for (int64_t k = 0; k < nbc; k++) {                                    \
+                        QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));                  \
+                        iq_decode_##name(&x[ib0 + k], &dec[k]);                            \
+                    }                                                                      \
+                    for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)                      \
+                        switch (nc - g) { QGEMV_IQ_GROUP_CASES(dec, ib0, nbc, y + g, acc + g) } \
+                }                                                                          \
+                for (int j = 0; j < nc; j++) out[r * out_stride + c0 + j] = (factor) * qgemv_hsum_f32x8(acc[j]); \
+            }                                                                              \
+        }                                                                                  \
+    }
+#define QGEMV_IQ_GROUP_CASES(dec, ib0, nbc, y, acc)                                        \
+    case 1: iq_decoded_columns(dec, ib0, nbc, y, 1, acc); break;                           \
+    case 2: iq_decoded_columns(dec, ib0, nbc, y, 2, acc); break;                           \
+    case 3: iq_decoded_columns(dec, ib0, nbc, y, 3, acc); break;                           \
+    case 4: iq_decoded_columns(dec, ib0, nbc, y, 4, acc); break;                           \
+    case 5: iq_decoded_columns(dec, ib0, nbc, y, 5, acc); break;                           \
+    case 6: iq_decoded_columns(dec, ib0, nbc, y, 6, acc); break;                           \
+    case 7: iq_decoded_columns(dec, ib0, nbc, y, 7, acc); break;                           \
+    default: iq_decoded_columns(dec, ib0, nbc, y, 8, acc); break;
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
