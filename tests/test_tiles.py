@@ -119,11 +119,17 @@ def _bf16_dot_as_vdpbf16ps(w: np.ndarray, a: np.ndarray) -> np.ndarray:
         p = (w[:, i:i + 32] * a[i:i + 32]).reshape(rows, 16, 2)   # exact: 8-bit significands
         acc = acc + p[..., 1]
         acc = acc + p[..., 0]
-    v = acc[:, :8] + acc[:, 8:]
+    return _fold_lanes_then_tail(acc, w, a, nv)
+
+
+def _fold_lanes_then_tail(v: np.ndarray, w: np.ndarray, a: np.ndarray, nv: int) -> np.ndarray:
+    """a 16-lane float32 sum (rows, 16) folded 16 -> 8 -> 4 -> 2 -> 1 (qgemv_fvec_hsum), then
+    the scalar tail w[:, nv:] . a[nv:] added value by value"""
+    v = v[:, :8] + v[:, 8:]
     v = v[:, :4] + v[:, 4:]
     v = v[:, :2] + v[:, 2:]
     total = v[:, 0] + v[:, 1]
-    for i in range(nv, n):
+    for i in range(nv, w.shape[1]):
         total = total + w[:, i] * a[i]
     return total
 
@@ -161,14 +167,7 @@ def _dot_in_spans(w: np.ndarray, a: np.ndarray, name: str) -> np.ndarray:
         parts = (p[:, :16], p[:, 16:]) if name == "f16" else (p[:, 0::2], p[:, 1::2])
         for part in parts:
             acc[k] = acc[k] + part
-    v = acc[0] + acc[1]
-    v = v[:, :8] + v[:, 8:]
-    v = v[:, :4] + v[:, 4:]
-    v = v[:, :2] + v[:, 2:]
-    total = v[:, 0] + v[:, 1]
-    for i in range(nv, n):
-        total = total + w[:, i] * a[i]
-    return total
+    return _fold_lanes_then_tail(acc[0] + acc[1], w, a, nv)
 
 
 @pytest.mark.parametrize("isa_name, name", [("avx512", "f16"), ("avx512bf16", "f16"), ("avx512", "bf16")])

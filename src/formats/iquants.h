@@ -400,21 +400,12 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
                         iq_decode_##name(&x[ib0 + k], &dec[k]);                            \
                     }                                                                      \
                     for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)                      \
-                        switch (nc - g) { QGEMV_IQ_GROUP_CASES(dec, ib0, nbc, y + g, acc + g) } \
+                        switch (nc - g) { QGEMV_TILE_CASES_8(iq_decoded_columns, dec, ib0, nbc, y + g, acc + g) } \
                 }                                                                          \
                 for (int j = 0; j < nc; j++) out[r * out_stride + c0 + j] = (factor) * qgemv_hsum_f32x8(acc[j]); \
             }                                                                              \
         }                                                                                  \
     }
-#define QGEMV_IQ_GROUP_CASES(dec, ib0, nbc, y, acc)                                        \
-    case 1: iq_decoded_columns(dec, ib0, nbc, y, 1, acc); break;                           \
-    case 2: iq_decoded_columns(dec, ib0, nbc, y, 2, acc); break;                           \
-    case 3: iq_decoded_columns(dec, ib0, nbc, y, 3, acc); break;                           \
-    case 4: iq_decoded_columns(dec, ib0, nbc, y, 4, acc); break;                           \
-    case 5: iq_decoded_columns(dec, ib0, nbc, y, 5, acc); break;                           \
-    case 6: iq_decoded_columns(dec, ib0, nbc, y, 6, acc); break;                           \
-    case 7: iq_decoded_columns(dec, ib0, nbc, y, 7, acc); break;                           \
-    default: iq_decoded_columns(dec, ib0, nbc, y, 8, acc); break;
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
