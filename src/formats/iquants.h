@@ -143,8 +143,8 @@ static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const 
     return _mm256_blend_epi32(a, b, 0xf0);
 }
 
-/* the same sub-blocks as 32 magnitudes (u8) and their signs as a _mm256_sign_epi8 operand
- * (negative byte: negative value; never 0), 32 lanes at a time */
+/* the same sub-blocks as 32 magnitudes (u8) and their 32 signs (qgemv_signs_32: AVX2 a
+ * _mm256_sign_epi8 operand, AVX-512 a mask), 32 lanes at a time */
 static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     const uint32_t idx = iq_load_u32(b->qs + 4 * ib32);
     *sgn = qgemv_signs_of_bits_32((const uint8_t *)ix + 4 * ib32);   /* grid_indices_iq2_xxs */
