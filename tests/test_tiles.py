@@ -195,14 +195,15 @@ def test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order(is
     np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
 
 
-GRID_FORMATS = [f for f in MATMUL if f.name in ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s")]
+# the formats whose tiles decode a row once for up to 32 columns (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE)
+WIDE_TILE_FORMATS = [f for f in MATMUL if f.name in ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s")]
 
 
-@pytest.mark.parametrize("fmt", GRID_FORMATS, ids=ids)
+@pytest.mark.parametrize("fmt", WIDE_TILE_FORMATS, ids=ids)
 @pytest.mark.parametrize("batch", [9, 32, 45])
-def test_grid_tiles_decode_long_rows_once_for_many_columns(fmt, batch, isa):
-    """Past 8 columns the IQ grid tiles decode a row's super-blocks once, 16 at a time, for up to
-    32 columns (src/formats/iquants.h): rows of 37 super-blocks (two full chunks and a partial
+def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, isa):
+    """Past 8 columns the IQ grid and iq1_s tiles decode a row's super-blocks once, 16 at a time,
+    for up to 32 columns (src/tiles.h): rows of 37 super-blocks (two full chunks and a partial
     one) against 9, 32 and 45 columns still give every column vec_dot's bits."""
     rows, cols = 5, 37 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)

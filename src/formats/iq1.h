@@ -145,10 +145,48 @@ QGEMV_ALWAYS_INLINE __m256i iq1_scaled_dot(const __m256i v[QK_K / 32], const int
     return _mm256_add_epi32(sum0, sum1);
 }
 
-/* one row against CB <= 8 columns: per block the 256 grid values (8 vectors of -1, 0, 1) are
- * gathered once for all the columns; per column
- *   sum_b d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)],
- * the same integer and float steps whatever CB is (vec_dot is the CB = 1 case) */
+/* a block decoded for the columns: the 256 grid values (8 vectors of -1, 0, 1), 2 s + 1 of the
+ * 8 sub-blocks as int16 (in both halves), one +-(2 s + 1) per 16 values (against bsums), d */
+typedef struct {
+    __m256i g[QK_K / 32], scales, delta_scales;
+    float d;
+} iq1_s_decoded;
+static inline void decode_iq1_s(const block_iq1_s *b, iq1_s_decoded *dec) {
+    const __m128i qh = _mm_loadu_si128((const __m128i *)b->qh);
+    const __m128i ls = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(qh, 11), _mm_set1_epi16(0x0e)), _mm_set1_epi16(1));
+    const __m128i neg = _mm_srai_epi16(qh, 15);
+    const __m128i dls = _mm_sub_epi16(_mm_xor_si128(ls, neg), neg);
+    dec->scales = _mm256_broadcastsi128_si256(ls);
+    dec->delta_scales = _mm256_set_m128i(_mm_unpackhi_epi16(dls, dls), _mm_unpacklo_epi16(dls, dls));
+    for (int ib = 0; ib < QK_K / 32; ib += 2) {
+        const uint32_t qh2 = qgemv_load_u32_iq1((const uint8_t *)(b->qh + ib));
+        dec->g[ib] = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(b->qs + 4 * ib), 0x00ff00ff00ff00ffULL)
+                                       | _pdep_u64(qh2, 0x0700070007000700ULL));
+        dec->g[ib + 1] = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(b->qs + 4 * ib + 4), 0x00ff00ff00ff00ffULL)
+                                           | _pdep_u64(qh2 >> 16, 0x0700070007000700ULL));
+    }
+    dec->d = qgemv_fp16_to_fp32(b->d);
+}
+/* per column of a decoded block:
+ *   acc += d d_a / 8 [8 sum_ib (2 s + 1) sum_j g_j a_j + sum_ib (2 s + 1) (+-1) (bsum_2ib + bsum_2ib+1)] */
+QGEMV_ALWAYS_INLINE void columns_of_block_iq1_s(const iq1_s_decoded *dec, const block_q8_K *const *y, int64_t ib,
+                                                const int CB, __m256 *acc) {
+    for (int c = 0; c < CB; c++) {
+        const block_q8_K *yc = &y[c][ib];
+        const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
+        const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(iq1_scaled_dot(dec->g, yc->qs, dec->scales, 1), 3),
+                                              _mm256_madd_epi16(bsums, dec->delta_scales));
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dec->d * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
+    }
+}
+/* CB <= 8 columns against nbc decoded blocks from block ib0 on */
+QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t ib0, int64_t nbc,
+                                               const block_q8_K *const *y, const int CB, __m256 *acc) {
+    for (int64_t k = 0; k < nbc; k++) columns_of_block_iq1_s(&dec[k], y, ib0 + k, CB, acc);
+}
+/* one row against CB <= 8 columns: each block decoded once for all the columns, the same integer
+ * and float steps whatever CB is (vec_dot is the CB = 1 case); past 8 columns a row's blocks are
+ * decoded once for up to 32 (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
 QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
@@ -156,34 +194,13 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
     qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
     for (int64_t i = 0; i < nb; i++) {
         QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
-        /* 2 s + 1 of the 8 sub-blocks as int16 (in both halves), and the same times +-1 */
-        const __m128i qh = _mm_loadu_si128((const __m128i *)x[i].qh);
-        const __m128i ls = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(qh, 11), _mm_set1_epi16(0x0e)), _mm_set1_epi16(1));
-        const __m128i neg = _mm_srai_epi16(qh, 15);
-        const __m128i dls = _mm_sub_epi16(_mm_xor_si128(ls, neg), neg);
-        const __m256i scales = _mm256_broadcastsi128_si256(ls);
-        /* one +-(2 s + 1) per 16 values, against bsums */
-        const __m256i delta_scales = _mm256_set_m128i(_mm_unpackhi_epi16(dls, dls), _mm_unpacklo_epi16(dls, dls));
-        __m256i g[QK_K / 32];
-        for (int ib = 0; ib < QK_K / 32; ib += 2) {
-            const uint32_t qh2 = qgemv_load_u32_iq1((const uint8_t *)(x[i].qh + ib));
-            g[ib] = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib), 0x00ff00ff00ff00ffULL)
-                                      | _pdep_u64(qh2, 0x0700070007000700ULL));
-            g[ib + 1] = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(x[i].qs + 4 * ib + 4), 0x00ff00ff00ff00ffULL)
-                                          | _pdep_u64(qh2 >> 16, 0x0700070007000700ULL));
-        }
-        const float dx = qgemv_fp16_to_fp32(x[i].d);
-        for (int c = 0; c < CB; c++) {
-            const block_q8_K *yc = &y[c][i];
-            const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
-            const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(iq1_scaled_dot(g, yc->qs, scales, 1), 3),
-                                                  _mm256_madd_epi16(bsums, delta_scales));
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
-        }
+        iq1_s_decoded dec;
+        decode_iq1_s(&x[i], &dec);
+        columns_of_block_iq1_s(&dec, y, i, CB, acc);
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_s, q8_K, tile_iq1_s, QK_K, 8)
+QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s, 1.0f)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {

@@ -321,16 +321,12 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
         iq_block_columns(dec[k].d, y, ib0 + k, CB, sum, acc);
     }
 }
-#define QGEMV_IQ_WIDE_COLS 32      /* columns that share a decode of a row's super-blocks */
-#define QGEMV_IQ_DECODE_CHUNK 16   /* super-blocks decoded at once: 16 x 576 bytes, in L1 */
 
 /* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded
  * once for all the columns, in registers; per column the integer sums of a super-block are exact
  * and its float work is the same fma into the same accumulator whatever CB is, so every column
- * gets vec_dot's bits (vec_dot is this with CB = 1).  More than 8 columns: a row's super-blocks
- * are decoded once, a chunk at a time into L1, for up to QGEMV_IQ_WIDE_COLS columns that read
- * them 8 at a time with the same steps (before, each 8 decoded the row again: a quarter of the
- * time at batch 32) */
+ * gets vec_dot's bits (vec_dot is this with CB = 1).  More than 8 columns: iq_decode_<name>
+ * into L1 and iq_decoded_columns, the same steps (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
 #define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
@@ -363,49 +359,7 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
         }                                                                                  \
         dec->d = qgemv_fp16_to_fp32(b->d);                                                 \
     }                                                                                      \
-    static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
-        float o;                                                                           \
-        tile_iq_##name(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);   \
-        return o;                                                                          \
-    }                                                                                      \
-    QGEMV_NEVER_INLINE void vec_dot_tile_narrow_##name(int64_t n, const void *restrict w, int64_t row_stride, \
-                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
-        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_q8_K, n, w, row_stride, nrows, a, ncols, out, out_stride); \
-        for (int64_t r = 0; r < nrows; r++) {                                              \
-            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
-            switch (ncols) { QGEMV_TILE_CASES_8(tile_iq_##name, n / QK_K, x, (const uint8_t *)a, act_stride, out + r * out_stride) } \
-        }                                                                                  \
-    }                                                                                      \
-    static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
-                                           int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                           int64_t ncols, float *restrict out, int64_t out_stride) { \
-        if (ncols <= QGEMV_TILE_COLS_MAX) {                                                \
-            vec_dot_tile_narrow_##name(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride); \
-            return;                                                                        \
-        }                                                                                  \
-        const int64_t nb = n / QK_K;                                                       \
-        for (int64_t r = 0; r < nrows; r++) {                                              \
-            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
-            for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_IQ_WIDE_COLS) {                   \
-                const int nc = ncols - c0 < QGEMV_IQ_WIDE_COLS ? (int)(ncols - c0) : QGEMV_IQ_WIDE_COLS; \
-                const block_q8_K *y[QGEMV_IQ_WIDE_COLS];                                   \
-                __m256 acc[QGEMV_IQ_WIDE_COLS];                                            \
-                qgemv_tile_columns_q8_K((const uint8_t *)a + c0 * act_stride, act_stride, nc, y, acc); \
-                for (int64_t ib0 = 0; ib0 < nb; ib0 += QGEMV_IQ_DECODE_CHUNK) {            \
-                    const int64_t nbc = nb - ib0 < QGEMV_IQ_DECODE_CHUNK ? nb - ib0 : QGEMV_IQ_DECODE_CHUNK; \
-                    iq_decoded dec[QGEMV_IQ_DECODE_CHUNK];                                 \
-                    for (int64_t k = 0; k < nbc; k++) {                                    \
-                        QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));                  \
-                        iq_decode_##name(&x[ib0 + k], &dec[k]);                            \
-                    }                                                                      \
-                    for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)                      \
-                        switch (nc - g) { QGEMV_TILE_CASES_8(iq_decoded_columns, dec, ib0, nbc, y + g, acc + g) } \
-                }                                                                          \
-                for (int j = 0; j < nc; j++) out[r * out_stride + c0 + j] = (factor) * qgemv_hsum_f32x8(acc[j]); \
-            }                                                                              \
-        }                                                                                  \
-    }
+    QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, factor)
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
