@@ -107,16 +107,18 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
     }
 
 /* The same for a q8_K row kernel whose decode is costly, with a second path past 8 columns:
- * a row's super-blocks are decoded once, QGEMV_DECODE_CHUNK at a time into L1 (decode(block,
- * &dec[k]), dec a decoded_t[]), for up to QGEMV_WIDE_COLS columns that columns(dec, ib0, nbc, y,
- * CB, acc) takes 8 at a time with the kernel's own steps, so the bits stay vec_dot's (before,
- * each 8 columns decoded the row again: a quarter of the IQ grids' time at batch 32).  out is
- * factor times the sum of a column's float lanes.  Up to 8 columns take the kernel in a
- * function of its own: inlined beside the wide path, GCC's layout cost it 5-15% at batch 4 and
- * 8 (src/formats/iquants.h) */
+ * `rows` rows (1, 2 or 4) are decoded at a time, QGEMV_DECODE_CHUNK / rows super-blocks of each
+ * into L1 (decode(block, &dec[k]), dec a decoded_t[]), for up to QGEMV_WIDE_COLS columns that
+ * columns(dec, ib0, nbc, y, CB, acc) takes 8 at a time with the kernel's own steps, so the bits
+ * stay vec_dot's (before, each 8 columns decoded the row again: a quarter of the IQ grids' time
+ * at batch 32).  Several rows a pass read each chunk of activations from L1 once per row rather
+ * than from L2 (iq1_s, whose columns step is short: batch 32 8.1 -> 7.2 ms; the grids' longer
+ * steps gain nothing).  out is factor times the sum of a column's float lanes.  Up to 8 columns
+ * take the kernel in a function of its own: inlined beside the wide path, GCC's layout cost it
+ * 5-15% at batch 4 and 8 (src/formats/iquants.h) */
 #define QGEMV_WIDE_COLS 32
 #define QGEMV_DECODE_CHUNK 16
-#define QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, kernel, decoded_t, decode, columns, factor)  \
+#define QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, kernel, decoded_t, decode, columns, factor, rows) \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         float o;                                                                            \
         kernel(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);            \
@@ -134,29 +136,37 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
     static void vec_dot_tile_##name##_q8_K(int64_t n, const void *restrict w, int64_t row_stride, \
                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
+        enum { R = (rows), CHUNK = QGEMV_DECODE_CHUNK / (rows) };                           \
         if (ncols <= QGEMV_TILE_COLS_MAX) {                                                 \
             vec_dot_tile_narrow_##name(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride); \
             return;                                                                         \
         }                                                                                   \
         const int64_t nb = n / QK_K;                                                        \
-        for (int64_t r = 0; r < nrows; r++) {                                               \
-            const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+        for (int64_t r0 = 0; r0 < nrows; r0 += R) {                                         \
+            const int nr = nrows - r0 < R ? (int)(nrows - r0) : R;                          \
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_WIDE_COLS) {                       \
                 const int nc = ncols - c0 < QGEMV_WIDE_COLS ? (int)(ncols - c0) : QGEMV_WIDE_COLS; \
                 const block_q8_K *y[QGEMV_WIDE_COLS];                                       \
-                __m256 acc[QGEMV_WIDE_COLS];                                                \
-                qgemv_tile_columns_q8_K((const uint8_t *)a + c0 * act_stride, act_stride, nc, y, acc); \
-                for (int64_t ib0 = 0; ib0 < nb; ib0 += QGEMV_DECODE_CHUNK) {                \
-                    const int64_t nbc = nb - ib0 < QGEMV_DECODE_CHUNK ? nb - ib0 : QGEMV_DECODE_CHUNK; \
-                    decoded_t dec[QGEMV_DECODE_CHUNK];                                      \
-                    for (int64_t k = 0; k < nbc; k++) {                                     \
-                        QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));                   \
-                        decode(&x[ib0 + k], &dec[k]);                                       \
+                __m256 acc[R][QGEMV_WIDE_COLS];                                             \
+                for (int rr = 0; rr < nr; rr++)                                             \
+                    qgemv_tile_columns_q8_K((const uint8_t *)a + c0 * act_stride, act_stride, nc, y, acc[rr]); \
+                for (int64_t ib0 = 0; ib0 < nb; ib0 += CHUNK) {                             \
+                    const int64_t nbc = nb - ib0 < CHUNK ? nb - ib0 : CHUNK;                \
+                    decoded_t dec[R][CHUNK];                                                \
+                    for (int rr = 0; rr < nr; rr++) {                                       \
+                        const block_##name *x = (const block_##name *)((const uint8_t *)w + (r0 + rr) * row_stride); \
+                        for (int64_t k = 0; k < nbc; k++) {                                 \
+                            QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));               \
+                            decode(&x[ib0 + k], &dec[rr][k]);                               \
+                        }                                                                   \
                     }                                                                       \
                     for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)                       \
-                        switch (nc - g) { QGEMV_TILE_CASES_8(columns, dec, ib0, nbc, y + g, acc + g) } \
+                        for (int rr = 0; rr < nr; rr++)                                     \
+                            switch (nc - g) { QGEMV_TILE_CASES_8(columns, dec[rr], ib0, nbc, y + g, acc[rr] + g) } \
                 }                                                                           \
-                for (int j = 0; j < nc; j++) out[r * out_stride + c0 + j] = (factor) * qgemv_hsum_f32x8(acc[j]); \
+                for (int rr = 0; rr < nr; rr++)                                             \
+                    for (int j = 0; j < nc; j++)                                            \
+                        out[(r0 + rr) * out_stride + c0 + j] = (factor) * qgemv_hsum_f32x8(acc[rr][j]); \
             }                                                                               \
         }                                                                                   \
     }

@@ -202,9 +202,10 @@ WIDE_TILE_FORMATS = [f for f in MATMUL if f.name in ("iq2_xxs", "iq2_xs", "iq2_s
 @pytest.mark.parametrize("fmt", WIDE_TILE_FORMATS, ids=ids)
 @pytest.mark.parametrize("batch", [9, 32, 45])
 def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, isa):
-    """Past 8 columns the IQ grid and iq1_s tiles decode a row's super-blocks once, 16 at a time,
-    for up to 32 columns (src/tiles.h): rows of 37 super-blocks (two full chunks and a partial
-    one) against 9, 32 and 45 columns still give every column vec_dot's bits."""
+    """Past 8 columns the IQ grid and iq1_s tiles decode a row's super-blocks once, 16 at a time
+    (iq1_s: 4 rows of 4), for up to 32 columns (src/tiles.h): 5 rows (for iq1_s a pass of 4 rows
+    and one of 1) of 37 super-blocks (full chunks and a partial one) against 9, 32 and 45 columns
+    still give every column vec_dot's bits."""
     rows, cols = 5, 37 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))

@@ -210,8 +210,8 @@ QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t
     for (int64_t k = 0; k < nbc; k++) columns_of_block_iq1_s(&dec[k], y, ib0 + k, CB, acc);
 }
 /* one row against CB <= 8 columns: each block decoded once for all the columns, the same integer
- * and float steps whatever CB is (vec_dot is the CB = 1 case); past 8 columns a row's blocks are
- * decoded once for up to 32 (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
+ * and float steps whatever CB is (vec_dot is the CB = 1 case); past 8 columns 4 rows' blocks are
+ * decoded at a time, once for up to 32 (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
 QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
@@ -225,7 +225,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s, 1.0f)
+QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s, 1.0f, 4)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
