@@ -158,6 +158,18 @@ static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m2
  * exactly, in integers, before any float rounding: a lane alone can be far larger than the sum. */
 QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8_K *y, const int scaled) {
     const __m256i *ay = (const __m256i *)y->qs;
+#if defined(QGEMV_AVX512)
+    /* vpdpbusd: 4 products into each int32 lane, the scaled vectors (4 t, 16 t) in chains of their
+     * own, brought back by shifts of exact multiples */
+    __m256i q[4];
+    for (int l = 0; l < 4; l++)
+        q[l] = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), t[l], _mm256_loadu_si256(ay + l)),
+                                   t[4 + l], _mm256_loadu_si256(ay + 4 + l));
+    const __m256i q12 = scaled ? _mm256_add_epi32(_mm256_srai_epi32(q[1], 2), _mm256_srai_epi32(q[2], 4))
+                               : _mm256_add_epi32(q[1], q[2]);
+    const __m256i bsums = _mm256_loadu_si256((const __m256i *)y->bsums);
+    return _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[3]), q12), _mm256_madd_epi16(bsums, _mm256_set1_epi16(1)));
+#else
     __m256i p[4];
     for (int l = 0; l < 4; l++)
         p[l] = _mm256_add_epi16(_mm256_maddubs_epi16(t[l], _mm256_loadu_si256(ay + l)),
@@ -167,6 +179,7 @@ QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8
     const __m256i bsums = _mm256_loadu_si256((const __m256i *)y->bsums);
     const __m256i s = _mm256_add_epi16(_mm256_add_epi16(p[0], p12), _mm256_sub_epi16(p[3], bsums));
     return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+#endif
 }
 
 /* one row against CB <= 4 columns: sum_b d_x d_y isum_b, four blocks per step.  Each block's
