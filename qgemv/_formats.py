@@ -20,7 +20,7 @@ gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-ans
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
               repacked layout in spirit; and iq1_m, whose panels hold its rows as trits; 16: the
-              K-quants, iq4_xs and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector).
+              K-quants, iq4_xs, tq2_0 and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
               as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
@@ -137,7 +137,7 @@ FORMATS: tuple[Format, ...] = (
     _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}),
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q},
        repack_as="tq2_0"),
-    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}),
+    _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}, gemv_tiles=True),
     _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),

@@ -230,12 +230,12 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_iq1_m_the_k_quants_and_iq4_xs():
+def test_interleaved_formats_are_the_32_value_formats_iq1_m_the_k_quants_iq4_xs_and_tq2_0():
     assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
-                                             "q6_K", "iq4_nl", "iq4_xs", "iq1_m", "mxfp4"]
-    # 8 rows per panel, but 16 for q8_0, the K-quants and iq4_xs (a row per lane of a 512-bit vector)
+                                             "q6_K", "iq4_nl", "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
+    # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs and tq2_0 (a row per lane of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
-        "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16}
+        "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
@@ -295,6 +295,7 @@ def _documented_x16_block(fmt, rows16):
     block_q2_Kx16: d[16], dmin[16], scales[16 s + r], qs[64 g + 4 r + j];
     block_q3_Kx16: d[16], scales[16 i + r], hmask[64 m + 4 r + j], qs[64 g + 4 r + j];
     block_iq4_xsx16: d[16], scales_h[16], scales_l[4 r + j], qs as q4_K's;
+    block_tq2_0x16: d[16], qs[64 g + 4 r + j] = row r's qs[4 g + j];
     block_q6_Kx16: d[16], scales[16 s + r], then per half h the ql and qh groups (16 rows x 4 bytes) in
     the order its products read them: (ql 16 h + k, qh 8 h + k) for k < 8, then ql 16 h + 8 .. 16 h + 15."""
     def lanes(field, width):   # (16, nbytes) -> groups of `width` bytes, row r's group in lane r
@@ -307,6 +308,8 @@ def _documented_x16_block(fmt, rows16):
     if fmt.name == "q3_K":     # block_q3_K: hmask[32], qs[64], scales[12], d
         return np.concatenate([rows16[:, 108:110].reshape(-1), lanes(rows16[:, 96:108], 1), lanes(rows16[:, 0:32], 4),
                                lanes(rows16[:, 32:96], 4)])
+    if fmt.name == "tq2_0":    # block_tq2_0: qs[64], d
+        return np.concatenate([rows16[:, 64:66].reshape(-1), lanes(rows16[:, 0:64], 4)])
     if fmt.name == "iq4_xs":   # block_iq4_xs: d, scales_h, scales_l[4], qs[128]
         return np.concatenate([rows16[:, 0:2].reshape(-1), rows16[:, 2:4].reshape(-1), lanes(rows16[:, 4:8], 4),
                                lanes(rows16[:, 8:], 4)])
@@ -500,8 +503,8 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
 @pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16], ids=ids)
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
 def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
-    """The panels of the K-quants, iq4_xs (superblocks_x16.h; AVX2 adds maddubs pairs in int16) and
-    q8_0 (q8_0_x16.h) sum 16 rows' integers in lanes: every level, scale and minimum at its
+    """The panels of the K-quants, iq4_xs, tq2_0 (superblocks_x16.h; AVX2 adds maddubs pairs in
+    int16) and q8_0 (q8_0_x16.h) sum 16 rows' integers in lanes: every level, scale and minimum at its
     largest, against activations all of one sign (the largest int16 sums) or alternating (sign
     0), give vec_dot's bits, and every ISA variant the same ones (exact integers, then the same
     fmas)."""
@@ -520,6 +523,8 @@ def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
     elif fmt.name == "iq4_xs":   # ls - 32 = 31, levels kvalues[15] = 113, and -127 in every other row
         blocks[:, :, 0:2] = np.array([1e-3], np.float16).view(np.uint8)
         blocks[1::2, :, 8:] = 0
+    elif fmt.name == "tq2_0":   # levels t = 3 (x = 2 d); finite d
+        blocks[:, :, 64:66] = np.array([1e-3], np.float16).view(np.uint8)
     else:
         blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)   # finite d and dmin
     m = QMatrix(blocks.reshape(rows, -1), fmt.name, (rows, cols))

@@ -354,7 +354,7 @@ static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt bl
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
- * the K-quants and iq4_xs (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
+ * the K-quants, iq4_xs and tq2_0 (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
  * block holds super-block b of 16 rows, every field transposed so row r sits in lane r,
  *     d[r], dmin[r]                  row r's d and dmin (no dmin: q6_K),
  *     scales[16 i + r]             = row r's scales[i]          (i < 12; q6_K: i < 16),
@@ -429,5 +429,13 @@ typedef struct {
     uint8_t qs[16 * QK_K / 2];
 } block_iq4_xsx16;
 static_assert(sizeof(block_iq4_xsx16) == 16 * sizeof(block_iq4_xs), "wrong iq4_xsx16 block size/padding");
+
+/* tq2_0: d[r], qs as q2_K's (qs[64 g + 4 r + j] = row r's qs[4 g + j], g < 16: values 128 (g / 8)
+ * + 32 f + 4 (g % 8) .. + 3 in bits 2 f, 2 f + 1) */
+typedef struct {
+    qgemv_half d[16];
+    uint8_t qs[16 * QK_K / 4];
+} block_tq2_0x16;
+static_assert(sizeof(block_tq2_0x16) == 16 * sizeof(block_tq2_0), "wrong tq2_0x16 block size/padding");
 
 #endif /* QGEMV_BLOCKS_H */

@@ -1,4 +1,4 @@
-/* The K-quants (q2_K .. q6_K) and iq4_xs on 16 interleaved rows: the panels
+/* The K-quants (q2_K .. q6_K), iq4_xs and tq2_0 on 16 interleaved rows: the panels
  * QMatrix prepares once per matrix.
  *
  * A panel block (block_<name>x16, include/qgemv/blocks.h) holds one super-block of 16 rows with
@@ -9,8 +9,9 @@
  *     msum_r = sum_s m_rs bsum_s                  (q2_K, q4_K, q5_K's minimums),
  * then the fmas of the format's row-by-row product run on 16 rows at once: acc_r =
  * fma(d_y d_r, isum_r, acc_r), then for q2_K / q4_K / q5_K fma(-(d_y dmin_r), msum_r, acc_r)
- * (kquants.h: QGEMV_DEFINE_VEC_DOT_K; iq4_xs.h's AVX-512 tile).  Each (row, column) gets the
- * row-by-row product's bits, whatever the batch or the layout.
+ * (kquants.h: QGEMV_DEFINE_VEC_DOT_K; iq4_xs.h's AVX-512 tile); tq2_0 (no scales: isum_r =
+ * sum t_ri p_i - sum p_i) keeps ternary.h's four accumulators per row.  Each (row, column) gets
+ * the row-by-row product's bits, whatever the batch or the layout.
  *   AVX-512 (VNNI)  4 levels x 16 rows per vpdpbusd against a column's 4 int8 activations
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld), the
  *                   minimums and offsets as int16 pairs through vpdpwssd against the column's
@@ -70,6 +71,11 @@ static inline void x16_put_row_iq4_xs(block_iq4_xsx16 *p, int r, const block_iq4
     for (int g = 0; g < 32; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
 }
 
+static inline void x16_put_row_tq2_0(block_tq2_0x16 *p, int r, const block_tq2_0 *x) {
+    p->d[r] = x->d;
+    for (int g = 0; g < 16; g++) memcpy(&p->qs[64 * g + 4 * r], &x->qs[4 * g], 4);
+}
+
 /* rows 0..15 of w (row_stride bytes apart), n values each -> n / 256 panel blocks */
 #define QGEMV_DEFINE_INTERLEAVE_X16(name, block_size)                                            \
     static void interleave_x16_##name(const void *restrict w, int64_t row_stride, int64_t n,    \
@@ -85,6 +91,7 @@ QGEMV_DEFINE_INTERLEAVE_X16(q4_K, QK_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q5_K, QK_K)
 QGEMV_DEFINE_INTERLEAVE_X16(q6_K, QK_K)
 QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs, QK_K)
+QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
 /* a batch's passes prefetch each level line they load QGEMV_STREAM_AHEAD bytes ahead (batch 8
@@ -623,6 +630,76 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
 }
 #endif
 
+#if defined(QGEMV_AVX512)
+/* tq2_0, x = d (t - 1) with t the 2-bit fields: a super-block's exact
+ *     isum_r = sum_i t_ri p_i - sum_i p_i
+ * by vpdpbusd of the fields against 4 activations broadcast (in 4 / CB chains per column, so one
+ * column is not bound by vpdpbusd's latency), less the column's bsums total; then
+ * vec_dot_tq2_0_q8_K's float steps (ternary.h) on 16 rows: super-block 4 m + q into accumulator
+ * q by fma(d_r d_y, isum_r), the four added as (q0 + q2) + (q1 + q3), the last nb % 4 added one
+ * by one as products.  One row's levels cost a shift and a mask per 64 values where its row
+ * kernel decodes and reduces them per column */
+#define QGEMV_X16_COLS_TQ2_0 4   /* columns per pass: 4 float accumulators each */
+QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8_K *const *y, int64_t ib, const int CB,
+                                         __m512i *isum) {
+    const int chains = CB == 1 ? 4 : CB == 2 ? 2 : 1;
+    const __m512i low2 = _mm512_set1_epi8(3);
+    __m512i s[QGEMV_X16_COLS_TQ2_0][4];
+    for (int j = 0; j < CB; j++) {
+        const int tot = qgemv_hsum_i32x8(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums),
+                                                           _mm256_set1_epi16(1)));
+        s[j][0] = _mm512_set1_epi32(-tot);
+        for (int c = 1; c < chains; c++) s[j][c] = _mm512_setzero_si512();
+    }
+    for (int g = 0; g < 16; g++) {
+        QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+        const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
+        for (int f = 0; f < 4; f++) {
+            const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
+            for (int j = 0; j < CB; j++) {
+                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * (g / 8) + 32 * f + 4 * (g % 8);
+                s[j][f % chains] = _mm512_dpbusd_epi32(s[j][f % chains], u, _mm512_set1_epi32((int)qgemv_k_word(x)));
+            }
+        }
+    }
+    for (int j = 0; j < CB; j++) {
+        __m512i t = s[j][0];
+        for (int c = 1; c < chains; c++) t = _mm512_add_epi32(t, s[j][c]);
+        isum[j] = t;
+    }
+}
+QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, const uint8_t *a, int64_t act_stride,
+                                        const int CB, float *out, int64_t out_stride) {
+    const block_q8_K *y[QGEMV_X16_COLS_TQ2_0];
+    __m512 acc[QGEMV_X16_COLS_TQ2_0][4], res[QGEMV_X16_COLS_TQ2_0];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        for (int q = 0; q < 4; q++) acc[j][q] = _mm512_setzero_ps();
+    }
+    __m512i isum[QGEMV_X16_COLS_TQ2_0];
+    int64_t ib = 0;
+    for (; ib + 4 <= nb; ib += 4)
+        for (int q = 0; q < 4; q++) {
+            const block_tq2_0x16 *b = p + ib + q;
+            x16_isums_tq2_0(b, y, ib + q, CB, isum);
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+            for (int j = 0; j < CB; j++)
+                acc[j][q] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib + q].d)), _mm512_cvtepi32_ps(isum[j]),
+                                            acc[j][q]);
+        }
+    for (int j = 0; j < CB; j++)
+        res[j] = _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][2]), _mm512_add_ps(acc[j][1], acc[j][3]));
+    for (; ib < nb; ib++) {
+        const block_tq2_0x16 *b = p + ib;
+        x16_isums_tq2_0(b, y, ib, CB, isum);
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        for (int j = 0; j < CB; j++)
+            res[j] = _mm512_add_ps(res[j], _mm512_mul_ps(_mm512_cvtepi32_ps(isum[j]), _mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d))));
+    }
+    x16_store_512(res, CB, out, out_stride);
+}
+#endif
+
 #if defined(QGEMV_AVX2)
 #define QGEMV_X16_CASES_2(name, nb, p, a_, s, o, os)                                             \
     case 1: x16_pass_##name(nb, p, a_, s, 1, o, os); break;                                     \
@@ -666,7 +743,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  * rows):
  *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
  *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
- *             faster and even), and iq4_xs, whose levels + 128 overflow maddubs' int16 pairs;
+ *             faster and even), iq4_xs, whose levels + 128 overflow maddubs' int16 pairs, and
+ *             tq2_0 (its pass is written for VNNI only);
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
@@ -675,6 +753,7 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0)
 #elif defined(QGEMV_AVX2)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
@@ -682,6 +761,7 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
 #define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
+#define panel_tile_tq2_0 NULL
 #else
 #define panel_tile_q2_K NULL
 #define panel_tile_q3_K NULL
@@ -689,4 +769,5 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
 #define panel_tile_q5_K NULL
 #define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
+#define panel_tile_tq2_0 NULL
 #endif
