@@ -532,8 +532,11 @@ def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
     x = (x[None, :] * np.linspace(1, 2, batch)[:, None]).astype(np.float32)
     afmt = _formats.BY_NAME[fmt.act.lower()]
     xq = np.empty((batch, afmt.row_nbytes(cols)), np.uint8)
+    variants = [i for i in _dispatch.runnable() if _kernels.panel_rows(i, fmt.id)]
+    if not variants:
+        pytest.skip(f"no variant this CPU runs has {fmt.name}'s panels")
     results = []
-    for isa_name in [i for i in _dispatch.runnable() if _kernels.panel_rows(i, fmt.id)]:
+    for isa_name in variants:
         _kernels.quantize_activations(isa_name, afmt.id, x, xq)
         want = np.full((rows, batch), np.nan, np.float32)
         _kernels.matmul_act_vec_dot(isa_name, fmt.id, m._data, m._row_nbytes, cols, xq, want, 1)
