@@ -55,6 +55,13 @@ static inline int qgemv_hsum_i32x8(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+/* the exact sums of four vectors' 8 int32 lanes, [sum a, sum b, sum c, sum d]: 5 operations for
+ * all four, where qgemv_hsum_i32x8 takes 6 for one */
+static inline __m128i qgemv_hsum4_i32x8(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
 /* four f16 -> four floats (exact) */
 static inline __m128 qgemv_f16x4(qgemv_half a, qgemv_half b, qgemv_half c, qgemv_half d) {
     return _mm_cvtph_ps(_mm_setr_epi16((short)a, (short)b, (short)c, (short)d, 0, 0, 0, 0));
