@@ -55,11 +55,13 @@ static inline int qgemv_hsum_i32x8(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-/* the exact sums of four vectors' 8 int32 lanes, [sum a, sum b, sum c, sum d]: 5 operations for
- * all four, where qgemv_hsum_i32x8 takes 6 for one */
-static inline __m128i qgemv_hsum4_i32x8(__m256i a, __m256i b, __m256i c, __m256i d) {
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
-    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+/* four vectors of int32 lanes -> the four exact totals (7 operations for all four, where
+ * qgemv_hsum_i32x8 takes 6 for one) */
+static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
+    const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p0, p1), _mm256_unpackhi_epi32(p0, p1));
+    const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p2, p3), _mm256_unpackhi_epi32(p2, p3));
+    const __m256i b = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
+    return _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
 /* four f16 -> four floats (exact) */

@@ -26,7 +26,7 @@
  *    term (d, and dmin for q2_K, q4_K, q5_K), in the same order on every ISA: every ISA and
  *    every batch size gives the same bits.  ggml folds the lanes into float lanes instead and
  *    adds them last; the horizontal sums slow qgemv's row-by-row products (AVX2's q3_K and
- *    q6_K batch tiles form them four columns at a time, qgemv_k_sums4), and the panels
+ *    q6_K batch tiles form them four columns at a time, qgemv_k_fold_columns), and the panels
  *    (superblocks_x16.h, the default where a variant has them) keep 16 rows in lanes and
  *    need none.
  * 4. Byte layouts (ggml-common.h) assume a little-endian host, as ggml does.
@@ -212,12 +212,23 @@ QGEMV_DEFINE_VEC_DOT_K(q6_K, 16)
 /* f16 -> f32 with F16C (exact, as qgemv_fp16_to_fp32) */
 static inline float qgemv_k_half(qgemv_half h) { return _cvtsh_ss(h); }
 
-/* s[k] = (float) the exact sum of v[k]'s lanes, k < n <= 4, four at a time: the AVX2 batch
- * tiles of q3_K and q6_K sum up to 4 columns' lanes of a super-block at once before their fmas
- * (a GEMV gathering 4 super-blocks this way ran slower: q3_K 0.82 -> 0.97 ms on Zen 3) */
-QGEMV_ALWAYS_INLINE void qgemv_k_sums4(const __m256i v[4], int n, float s[4]) {
+/* a super-block's fma per column, acc[j] = fma(d_y,j dx, (float) total of lanes[j], acc[j]), the
+ * exact totals four columns at a time (qgemv_totals4_i32), one column by its own horizontal sum:
+ * the AVX2 batch tiles of q3_K and q6_K (a GEMV gathering 4 super-blocks this way ran slower:
+ * q3_K 0.82 -> 0.97 ms on Zen 3) */
+QGEMV_ALWAYS_INLINE void qgemv_k_fold_columns(const __m256i *lanes, const int CB, const block_q8_K *const *y, int64_t ib,
+                                              float dx, float *acc) {
+    if (CB == 1) {
+        acc[0] = fmaf(y[0][ib].d * dx, (float)qgemv_hsum_i32x8(lanes[0]), acc[0]);
+        return;
+    }
     const __m256i z = _mm256_setzero_si256();
-    _mm_storeu_ps(s, _mm_cvtepi32_ps(qgemv_hsum4_i32x8(v[0], n > 1 ? v[1] : z, n > 2 ? v[2] : z, n > 3 ? v[3] : z)));
+    for (int j0 = 0; j0 < CB; j0 += 4) {
+        float s[4];
+        _mm_storeu_ps(s, _mm_cvtepi32_ps(qgemv_totals4_i32(lanes[j0], j0 + 1 < CB ? lanes[j0 + 1] : z,
+                                                           j0 + 2 < CB ? lanes[j0 + 2] : z, j0 + 3 < CB ? lanes[j0 + 3] : z)));
+        for (int j = j0; j < CB && j < j0 + 4; j++) acc[j] = fmaf(y[j][ib].d * dx, s[j - j0], acc[j]);
+    }
 }
 
 /* u8 levels x s8 activations, pairs summed to s16, then times the s16 scales and pairs
@@ -343,11 +354,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
             }
             lanes[j] = _mm256_add_epi32(sum0, sum1);
         }
-        for (int j0 = 0; j0 < CB; j0 += 4) {
-            float sums[4];
-            qgemv_k_sums4(lanes + j0, CB - j0, sums);
-            for (int j = j0; j < CB && j < j0 + 4; j++) acc[j] = fmaf(y[j][ib].d * dx, sums[j - j0], acc[j]);
-        }
+        qgemv_k_fold_columns(lanes, CB, y, ib, dx, acc);
     }
     for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
@@ -551,8 +558,7 @@ QGEMV_ALWAYS_INLINE void qgemv_k6_levels(const block_q6_K *b, int h, __m256i u[4
 QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
     const block_q8_K *y[4];
-    float acc[4], sums[4];
-    __m256i lanes[4];
+    float acc[4];
     for (int j = 0; j < CB; j++) {
         y[j] = (const block_q8_K *)(a + j * act_stride);
         acc[j] = 0.0f;
@@ -580,13 +586,9 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
             }
         }
         const float d = qgemv_k_half(x[ib].d);
-        if (CB == 1) {   /* vec_dot */
-            acc[0] = fmaf(y[0][ib].d * d, (float)qgemv_hsum_i32x8(_mm256_add_epi32(sum0[0], sum1[0])), acc[0]);
-        } else {
-            for (int j = 0; j < CB; j++) lanes[j] = _mm256_add_epi32(sum0[j], sum1[j]);
-            qgemv_k_sums4(lanes, CB, sums);
-            for (int j = 0; j < CB; j++) acc[j] = fmaf(y[j][ib].d * d, sums[j], acc[j]);
-        }
+        __m256i lanes[4];
+        for (int j = 0; j < CB; j++) lanes[j] = _mm256_add_epi32(sum0[j], sum1[j]);
+        qgemv_k_fold_columns(lanes, CB, y, ib, d, acc);
     }
     for (int j = 0; j < CB; j++) out[j] = acc[j];
 }

@@ -142,14 +142,6 @@ static inline void fields_tq2_0(const block_tq2_0 *b, __m256i f[8]) {
 #endif
 
 #if defined(QGEMV_AVX2)
-/* four vectors of int32 lanes -> the four exact totals */
-static inline __m128i qgemv_totals4_i32(__m256i p0, __m256i p1, __m256i p2, __m256i p3) {
-    const __m256i a01 = _mm256_add_epi32(_mm256_unpacklo_epi32(p0, p1), _mm256_unpackhi_epi32(p0, p1));
-    const __m256i a23 = _mm256_add_epi32(_mm256_unpacklo_epi32(p2, p3), _mm256_unpackhi_epi32(p2, p3));
-    const __m256i b = _mm256_add_epi32(_mm256_unpacklo_epi64(a01, a23), _mm256_unpackhi_epi64(a01, a23));
-    return _mm_add_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
-}
-
 /* sum_j t_j a_j - bsums of one block in 8 int32 lanes, from the 8 vectors of t (scaled = 0) or
  * of fields_tq2_0 (scaled = 1: vectors l = 1, 2 hold 4^l t).  maddubs pairs of 32 values l and
  * 128 + 32 l summed (|.| <= 2 * 2 * 3 * 16 * 128 < 2^15), the scaled sums brought back by
