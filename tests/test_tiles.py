@@ -92,7 +92,7 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 
 
 @pytest.mark.parametrize("fmt", [f for f in MATMUL if f.block_size == 1], ids=ids)
-@pytest.mark.parametrize("cols", [37, 96, 293, 600, 1000])
+@pytest.mark.parametrize("cols", [37, 96, 293, 600, 1000, 2600])
 @pytest.mark.parametrize("batch", [2, 3, 7, 8, 11])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):

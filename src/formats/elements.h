@@ -58,10 +58,13 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
  * the sum is hsum(acc0 + acc1).  The spans are the variant's:
  *   - AVX2, the two halves (QGEMV_FLOAT_HALVES): two read streams kept a row at memory speed on
  *     the Zen 3 these kernels were measured on.
- *   - AVX-512, spans of QGEMV_FLOAT_SPAN = 64 values, vec_dot walking spans 2 m and 2 m + 1 side
- *     by side: one read stream.  Streams apart ran slower on this Zen 4: halves 15-30% (C
- *     harness, 64 MiB of f32 rows: 18-20 against 23-28 GB/s), spans of 512 values three times
- *     (f16 14336 x 4096, 1 thread: 4.1 -> 12.2 ms); 64 reads as fast as one stream.
+ *   - AVX-512, spans of QGEMV_FLOAT_SPAN = 64 values, vec_dot walking span 2 m, then 2 m + 1:
+ *     one read stream, its lines in order.  Streams apart ran slower on a Zen 4: halves 15-30%
+ *     (C harness, 64 MiB of f32 rows: 18-20 against 23-28 GB/s), spans of 512 values side by
+ *     side three times (f16 14336 x 4096, 1 thread: 4.1 -> 12.2 ms).  The two spans' steps
+ *     side by side (lines 0, 2, 1, 3, ...) cost a Sapphire Rapids a third of its out-of-cache
+ *     speed (f16 14336 x 4096: 1 thread 13.2 -> 9.5 ms, 2 threads 6.9 -> 4.8); the order of
+ *     the madds into each accumulator, and so the bits, are the same either way.
  * A tile runs vec_dot's madds in vec_dot's order, accumulator after accumulator (pass k: acc k's
  * spans), one accumulator per (row, column) live, in blocks of rows x columns (below).  nv is a
  * multiple of 64 so that every span is whole 64-byte lines of 16-bit values and whole steps
@@ -169,6 +172,11 @@ typedef qgemv_fvec qgemv_vec_bf16;
         for (int64_t c_ = 0; c_ < nv_; c_ += 2 * span_) {   /* spans c_ and c_ + span_ */ \
             const int64_t n1_ = nv_ - c_ - span_ < span_ ? nv_ - c_ - span_ : span_;       \
             int64_t k_ = 0;                                                                \
+            if (!QGEMV_FLOAT_HALVES && n1_ == span_) {   /* AVX-512: the lines in order */ \
+                for (; k_ < span_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc0, x, y, c_ + k_); \
+                for (k_ = 0; k_ < span_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc1, x, y, c_ + span_ + k_); \
+                continue;                                                                  \
+            }                                                                              \
             for (; k_ < n1_; k_ += QGEMV_STEP_##name) {                                    \
                 /* AVX2 f16 and bf16: the two halves' lines a stream ahead; f32 reads      \
                  * faster on the hardware's prefetch alone */                              \
@@ -251,6 +259,10 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
  * 5.9-6.3; f16 by spans of 64, batch 32 14.6-14.8 -> 11.3-11.4, batch 8 3.8-4.0 -> 3.3-3.5,
  * where spans of 32 read every other line a pass and ran batch 8 at 3.5-4.3).  Two passes read
  * each line once: the first column block's first pass prefetches the other pass's lines too.
+ * They go slab by slab (QGEMV_FLOAT_SLAB values of the rows and columns, both passes while it
+ * is in L1): on a Sapphire Rapids, whole rows a pass ran f16 batch 8 at 3.5 ms and slabs of
+ * 1024 at 3.15 (512: 3.3, 2048: 3.35; 4096 x 4096, 1 thread), out of cache 7.9 -> 7.3 (14336
+ * x 4096, batch 8, 2 threads).
  * With one accumulator a single column takes 4 x 1 blocks, 4 chains, not vec_dot's one.
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits. */
@@ -263,6 +275,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #define QGEMV_IN_REGISTER(v) ((void)0)
 #endif
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
+#define QGEMV_FLOAT_SLAB 1024    /* values of AVX-512's two-pass slabs: a multiple of 2 spans */
 /* a block's rows RB and columns CB, one live accumulator each: RB x CB + CB + 1 operands in the
  * registers, AVX2 4 x 3 of 16, AVX-512 4 x 6 of 32 */
 #if defined(QGEMV_AVX512)
@@ -286,12 +299,20 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
         /* the first column block prefetches its rows AHEAD values on, AVX-512's first pass \
          * the other pass's lines too */                                                   \
         const int both = passes == 2 && !QGEMV_FLOAT_HALVES;                               \
-        qgemv_fvec s0[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];   /* pass 0's sums */               \
-        qgemv_fvec s[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];                                      \
-        for (int h = 0; h < passes; h++) {                                                 \
+        /* AVX-512's two passes go slab by slab, each slab's rows and columns read by both \
+         * while in L1 (pass k's sums kept in sums[k] between slabs) */                    \
+        const int64_t slab = both ? QGEMV_FLOAT_SLAB : nv;                                 \
+        qgemv_fvec sums[passes][QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];                           \
+        for (int h = 0; h < passes; h++)                                                   \
             for (int r = 0; r < RB; r++)                                                   \
-                for (int c = 0; c < CB; c++) s[r][c] = qgemv_fvec_zero();                  \
-            for (int64_t c0 = h * span; c0 < nv; c0 += passes * span) {                    \
+                for (int c = 0; c < CB; c++) sums[h][r][c] = qgemv_fvec_zero();            \
+        for (int64_t k0 = 0; k0 < nv; k0 += slab)                                          \
+        for (int h = 0; h < passes; h++) {                                                 \
+            qgemv_fvec s[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];                                  \
+            for (int r = 0; r < RB; r++)                                                   \
+                for (int c = 0; c < CB; c++) s[r][c] = sums[h][r][c];                      \
+            const int64_t k1 = nv - k0 < slab ? nv : k0 + slab;                            \
+            for (int64_t c0 = k0 + h * span; c0 < k1; c0 += passes * span) {               \
                 const int64_t end = nv - c0 < span ? nv : c0 + span;                       \
                 for (int64_t i0 = c0; i0 < end; i0 += chunk) {   /* spans: whole chunks */ \
                     /* a prefetch per 64 bytes, outside the loop that does the work: a branch \
@@ -321,13 +342,12 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                         }                                                                  \
                 }                                                                          \
             }                                                                              \
-            if (passes == 2 && h == 0)                                                     \
-                for (int r = 0; r < RB; r++)                                               \
-                    for (int c = 0; c < CB; c++) s0[r][c] = s[r][c];                       \
+            for (int r = 0; r < RB; r++)                                                   \
+                for (int c = 0; c < CB; c++) sums[h][r][c] = s[r][c];                      \
         }                                                                                  \
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
-                float sum = qgemv_fvec_hsum(passes == 2 ? qgemv_fvec_add(s0[r][c], s[r][c]) : s[r][c]); \
+                float sum = qgemv_fvec_hsum(passes == 2 ? qgemv_fvec_add(sums[0][r][c], sums[passes - 1][r][c]) : sums[0][r][c]); \
                 for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]); \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
