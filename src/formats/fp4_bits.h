@@ -379,6 +379,7 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
                 __m256 accr[4];
                 for (int j = 0; j < CB; j++) accr[j] = acc[r][j];
                 for (int ib = 0; ib < kb; ib++) {
+                    QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
                     __m256i u[4];   /* 0/1 bytes: bit j of the block */
                     for (int k = 0; k < 4; k++)
                         u[k] = _mm256_min_epu8(_mm256_and_si256(qgemv_spread_bits_32(x[ib].qs + 4 * k), bit), ones8);

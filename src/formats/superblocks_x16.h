@@ -94,13 +94,17 @@ QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs, QK_K)
 QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
-/* a batch's passes prefetch each level line they load QGEMV_STREAM_AHEAD bytes ahead (batch 8
- * 10-30% faster); a single column does not (the hardware prefetcher streams the panels, which
- * come in the order they are read, faster: 14336 x 4096 out of cache, 1 thread, q4_K 1.5 -> 1.3
- * ms, where prefetching whole panel blocks ran at 1.85 and q6_K's at 3-5 ms) */
+/* every pass prefetches each level line it loads QGEMV_STREAM_AHEAD bytes ahead: batch 8
+ * 10-30% faster on a Zen 4; a single column on a Sapphire Rapids VM, whose hardware prefetcher
+ * left the panels' GEMV waiting on memory (14336 x 4096 out of cache, 2 threads: q3_K 2.26 ->
+ * 1.19 ms, q2_K 1.17 -> 0.96, tq2_0 0.90 -> 0.69, q5_K 1.91 -> 1.68, iq4_xs 1.59 -> 1.45, q4_K
+ * and q6_K even or better; 1 thread: q4_K 2.65 -> 2.81, the rest as at 2).  The Zen 4 had
+ * streamed the single column faster without (q4_K 1.5 -> 1.3 ms, 1 thread; not measured there
+ * since). */
 #define QGEMV_X16_PREFETCH(CB, line)                                                             \
-    do {                                                                                        \
-        if ((CB) > 1) QGEMV_PREFETCH_LINE(line);                                                \
+    do {                                                                                         \
+        (void)(CB);                                                                              \
+        QGEMV_PREFETCH_LINE(line);                                                               \
     } while (0)
 
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
