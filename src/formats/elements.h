@@ -62,9 +62,9 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
  *     one read stream, its lines in order.  Streams apart ran slower on a Zen 4: halves 15-30%
  *     (C harness, 64 MiB of f32 rows: 18-20 against 23-28 GB/s), spans of 512 values side by
  *     side three times (f16 14336 x 4096, 1 thread: 4.1 -> 12.2 ms).  The two spans' steps
- *     side by side (lines 0, 2, 1, 3, ...) cost a Sapphire Rapids a third of its out-of-cache
- *     speed (f16 14336 x 4096: 1 thread 13.2 -> 9.5 ms, 2 threads 6.9 -> 4.8); the order of
- *     the madds into each accumulator, and so the bits, are the same either way.
+ *     side by side (lines 0, 2, 1, 3, ...) cost an Intel Xeon with AMX a third of its
+ *     out-of-cache speed (f16 14336 x 4096: 1 thread 13.2 -> 9.5 ms, 2 threads 6.9 -> 4.8);
+ *     the order of the madds into each accumulator, and so the bits, are the same either way.
  * A tile runs vec_dot's madds in vec_dot's order, accumulator after accumulator (pass k: acc k's
  * spans), one accumulator per (row, column) live, in blocks of rows x columns (below).  nv is a
  * multiple of 64 so that every span is whole 64-byte lines of 16-bit values and whole steps
@@ -260,7 +260,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
  * where spans of 32 read every other line a pass and ran batch 8 at 3.5-4.3).  Two passes read
  * each line once: the first column block's first pass prefetches the other pass's lines too.
  * They go slab by slab (QGEMV_FLOAT_SLAB values of the rows and columns, both passes while it
- * is in L1): on a Sapphire Rapids, whole rows a pass ran f16 batch 8 at 3.5 ms and slabs of
+ * is in L1): on an Intel Xeon with AMX, whole rows a pass ran f16 batch 8 at 3.5 ms and slabs of
  * 1024 at 3.15 (512: 3.3, 2048: 3.35; 4096 x 4096, 1 thread), out of cache 7.9 -> 7.3 (14336
  * x 4096, batch 8, 2 threads).
  * With one accumulator a single column takes 4 x 1 blocks, 4 chains, not vec_dot's one.

@@ -95,7 +95,7 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
 /* every pass prefetches each level line it loads QGEMV_STREAM_AHEAD bytes ahead: batch 8
- * 10-30% faster on a Zen 4; a single column on a Sapphire Rapids VM, whose hardware prefetcher
+ * 10-30% faster on a Zen 4; a single column on an Intel Xeon (AMX, a KVM guest), whose prefetcher
  * left the panels' GEMV waiting on memory (14336 x 4096 out of cache, 2 threads: q3_K 2.26 ->
  * 1.19 ms, q2_K 1.17 -> 0.96, tq2_0 0.90 -> 0.69, q5_K 1.91 -> 1.68, iq4_xs 1.59 -> 1.45, q4_K
  * and q6_K even or better; 1 thread: q4_K 2.65 -> 2.81, the rest as at 2).  The Zen 4 had
