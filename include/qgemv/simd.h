@@ -28,15 +28,17 @@
 #define QGEMV_STREAM_AHEAD 4096
 #endif
 #if (defined(__GNUC__) || defined(__clang__)) && QGEMV_STREAM_AHEAD > 0
-#define QGEMV_PREFETCH_LINE(p) __builtin_prefetch((const char *)(p) + QGEMV_STREAM_AHEAD, 0, 3)
+#define QGEMV_PREFETCH_LINE_AT(p, ahead) __builtin_prefetch((const char *)(p) + (ahead), 0, 3)
 #else
-#define QGEMV_PREFETCH_LINE(p) ((void)(p))
+#define QGEMV_PREFETCH_LINE_AT(p, ahead) ((void)(p))
 #endif
-/* the lines QGEMV_STREAM_AHEAD bytes past the nbytes at p (a block, or a few) */
-#define QGEMV_PREFETCH_STREAM(p, nbytes)                                                   \
+#define QGEMV_PREFETCH_LINE(p) QGEMV_PREFETCH_LINE_AT(p, QGEMV_STREAM_AHEAD)
+/* the lines `ahead` bytes past the nbytes at p (a block, or a few) */
+#define QGEMV_PREFETCH_STREAM_AT(p, nbytes, ahead)                                         \
     do {                                                                                   \
-        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_LINE((const char *)(p) + o_); \
+        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_LINE_AT((const char *)(p) + o_, ahead); \
     } while (0)
+#define QGEMV_PREFETCH_STREAM(p, nbytes) QGEMV_PREFETCH_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)
 
 #if defined(QGEMV_AVX2)
 
