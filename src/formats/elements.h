@@ -172,15 +172,15 @@ typedef qgemv_fvec qgemv_vec_bf16;
         for (int64_t c_ = 0; c_ < nv_; c_ += 2 * span_) {   /* spans c_ and c_ + span_ */ \
             const int64_t n1_ = nv_ - c_ - span_ < span_ ? nv_ - c_ - span_ : span_;       \
             int64_t k_ = 0;                                                                \
-            if (!QGEMV_FLOAT_HALVES && n1_ == span_) {   /* AVX-512: the lines in order */ \
-                for (; k_ < span_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc0, x, y, c_ + k_); \
-                for (k_ = 0; k_ < span_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc1, x, y, c_ + span_ + k_); \
+            if (!QGEMV_FLOAT_HALVES) {   /* AVX-512: span c_, then c_ + span_: lines in order */ \
+                for (; k_ < span_ && c_ + k_ < nv_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc0, x, y, c_ + k_); \
+                for (k_ = 0; k_ < n1_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc1, x, y, c_ + span_ + k_); \
                 continue;                                                                  \
             }                                                                              \
-            for (; k_ < n1_; k_ += QGEMV_STEP_##name) {                                    \
-                /* AVX2 f16 and bf16: the two halves' lines a stream ahead; f32 reads      \
-                 * faster on the hardware's prefetch alone */                              \
-                if (QGEMV_FLOAT_HALVES && sizeof(T) < 4 && !(k_ & 31)) {                   \
+            for (; k_ < n1_; k_ += QGEMV_STEP_##name) {   /* AVX2: the halves side by side */ \
+                /* f16 and bf16: the two halves' lines a stream ahead; f32 reads faster on \
+                 * the hardware's prefetch alone */                                        \
+                if (sizeof(T) < 4 && !(k_ & 31)) {                                         \
                     QGEMV_PREFETCH_LINE((x) + c_ + k_);                                    \
                     QGEMV_PREFETCH_LINE((x) + c_ + span_ + k_);                            \
                 }                                                                          \

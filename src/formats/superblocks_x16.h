@@ -94,18 +94,13 @@ QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs, QK_K)
 QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
-/* every pass prefetches each level line it loads QGEMV_STREAM_AHEAD bytes ahead: batch 8
- * 10-30% faster on a Zen 4; a single column on an Intel Xeon (AMX, a KVM guest), whose prefetcher
- * left the panels' GEMV waiting on memory (14336 x 4096 out of cache, 2 threads: q3_K 2.26 ->
- * 1.19 ms, q2_K 1.17 -> 0.96, tq2_0 0.90 -> 0.69, q5_K 1.91 -> 1.68, iq4_xs 1.59 -> 1.45, q4_K
- * and q6_K even or better; 1 thread: q4_K 2.65 -> 2.81, the rest as at 2).  The Zen 4 had
- * streamed the single column faster without (q4_K 1.5 -> 1.3 ms, 1 thread; not measured there
- * since). */
-#define QGEMV_X16_PREFETCH(CB, line)                                                             \
-    do {                                                                                         \
-        (void)(CB);                                                                              \
-        QGEMV_PREFETCH_LINE(line);                                                               \
-    } while (0)
+/* every pass prefetches each level line it loads QGEMV_STREAM_AHEAD bytes ahead
+ * (QGEMV_PREFETCH_LINE): batch 8 10-30% faster on a Zen 4; a single column on an Intel Xeon
+ * (AMX, a KVM guest), whose prefetcher left the panels' GEMV waiting on memory (14336 x 4096
+ * out of cache, 2 threads: q3_K 2.26 -> 1.19 ms, q2_K 1.17 -> 0.96, tq2_0 0.90 -> 0.69, q5_K
+ * 1.91 -> 1.68, iq4_xs 1.59 -> 1.45, q4_K and q6_K even or better; 1 thread: q4_K 2.65 ->
+ * 2.81, the rest as at 2).  The Zen 4 had streamed the single column faster without (q4_K
+ * 1.5 -> 1.3 ms, 1 thread; not measured there since).  q8_0_x16.h does the same. */
 
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
  * than 4, q4_K even), 4 in AVX2's 16 */
@@ -259,7 +254,7 @@ static inline void x16_fold_min_512(__m512 *acc, __m512 dmin, const block_q8_K *
                 __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                                 \
                 for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();            \
                 for (int k = 0; k < 8; k++) {                                                   \
-                    QGEMV_X16_PREFETCH(CB, b->qs + 64 * (8 * c + k));                           \
+                    QGEMV_PREFETCH_LINE(b->qs + 64 * (8 * c + k));                           \
                     const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * c + k))); \
                     __m512i u0 = _mm512_and_si512(v, low4);                                     \
                     __m512i u1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), low4);               \
@@ -321,8 +316,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
                 for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();
                 for (int kk = 0; kk < 4; kk++) {
                     const int k = 4 * s + kk, g = 16 * h + k;   /* values 128 h + 4 k .., 64 more */
-                    QGEMV_X16_PREFETCH(CB, x16_ql_q6_K(b, g));
-                    if (k < 8) QGEMV_X16_PREFETCH(CB, x16_qh_q6_K(b, h, k));
+                    QGEMV_PREFETCH_LINE(x16_ql_q6_K(b, g));
+                    if (k < 8) QGEMV_PREFETCH_LINE(x16_qh_q6_K(b, h, k));
                     const __m512i l = _mm512_loadu_si512((const void *)x16_ql_q6_K(b, g));
                     const __m512i q = _mm512_loadu_si512((const void *)x16_qh_q6_K(b, h, k % 8));
                     /* qh bits 0-1 (k < 8) or 2-3 above the low nibble, bits 4-5 or 6-7 above the high */
@@ -380,7 +375,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                     for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
                     for (int kk = 0; kk < 4; kk++) {
                         const int g = 8 * h + 4 * gg + kk;
-                        if (f == 0) QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+                        if (f == 0) QGEMV_PREFETCH_LINE(b->qs + 64 * g);
                         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
                         const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
                         for (int j = 0; j < CB; j++) {
@@ -435,8 +430,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
                     for (int kk = 0; kk < 4; kk++) {
                         const int m = 4 * gg + kk, g = 8 * h + m;
                         if (f == 0) {
-                            QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
-                            if (h == 0) QGEMV_X16_PREFETCH(CB, b->hmask + 64 * m);
+                            QGEMV_PREFETCH_LINE(b->qs + 64 * g);
+                            if (h == 0) QGEMV_PREFETCH_LINE(b->hmask + 64 * m);
                         }
                         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
                         const __m512i hm = _mm512_loadu_si512((const void *)(b->hmask + 64 * m));
@@ -492,7 +487,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
             __m512i t[QGEMV_X16_COLS];
             for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
             for (int k = 0; k < 4; k++) {
-                QGEMV_X16_PREFETCH(CB, b->qs + 64 * (4 * s + k));
+                QGEMV_PREFETCH_LINE(b->qs + 64 * (4 * s + k));
                 const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k)));
                 const __m512i u0 = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
                 const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
@@ -553,7 +548,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                         __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
                         for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
                         for (int k = k0; k < k0 + per_int16; k++) {                             \
-                            if (h == 0) QGEMV_X16_PREFETCH(CB, b->qs + 64 * (8 * c + k));                \
+                            if (h == 0) QGEMV_PREFETCH_LINE(b->qs + 64 * (8 * c + k));                \
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
                             __m256i u0 = _mm256_and_si256(v, low4);                             \
                             __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
@@ -615,7 +610,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
                             const int g = 8 * h + 4 * gg + kk;
-                            if (half == 0 && f == 0) QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+                            if (half == 0 && f == 0) QGEMV_PREFETCH_LINE(b->qs + 64 * g);
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                             const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                             for (int j = 0; j < CB; j++) {
@@ -656,7 +651,7 @@ QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8
         for (int c = 1; c < chains; c++) s[j][c] = _mm512_setzero_si512();
     }
     for (int g = 0; g < 16; g++) {
-        QGEMV_X16_PREFETCH(CB, b->qs + 64 * g);
+        QGEMV_PREFETCH_LINE(b->qs + 64 * g);
         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
         for (int f = 0; f < 4; f++) {
             const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
