@@ -6,7 +6,8 @@ Design:
    (matrices stored back to back with one format and width, such as q/v or gate/up, one
    QMatrix over their joint bytes); embeddings use ``dequantize_rows``; nothing dequantizes a
    whole matrix.  Products are ``QMatrix.matmul`` with the format's own activations: x
-   quantized to its activation type, then ggml's vec_dot arithmetic, as llama.cpp does.
+   quantized to its activation type, then ggml's vec_dot arithmetic, as llama.cpp does (for
+   the IQ grid formats that of its tiled kernels, which llama.cpp runs on prompts).
 2. Hidden states are float32 ``(n_tokens, dim)``; a prompt is one batched pass (each weight
    row is read once for all prompt tokens), decoding is one token per pass.
 3. Every step follows llama.cpp's CPU path (ggml's AVX2 build, f16 KV cache, no flash

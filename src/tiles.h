@@ -60,6 +60,11 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
         acc[j] = _mm256_setzero_ps();
     }
 }
+/* a wide tile's finish (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) when each column's float lanes are
+ * its own: out[j] = factor times their sum */
+static inline void qgemv_tile_finish_hsum(const __m256 *acc, int nc, float factor, float *out) {
+    for (int j = 0; j < nc; j++) out[j] = factor * qgemv_hsum_f32x8(acc[j]);
+}
 #endif
 
 /* vec_dot_tile_<name>_<act> by a row kernel that takes one row and up to `cols` columns (4 or
@@ -113,12 +118,13 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
  * stay vec_dot's (before, each 8 columns decoded the row again: a quarter of the IQ grids' time
  * at batch 32).  Several rows a pass read each chunk of activations from L1 once per row rather
  * than from L2 (iq1_s, whose columns step is short: batch 32 8.1 -> 7.2 ms; the grids' longer
- * steps gain nothing).  out is factor times the sum of a column's float lanes.  Up to 8 columns
+ * steps gain nothing).  finish(acc[row], nc, factor, out row) writes a row's columns from the
+ * accumulators columns() kept (qgemv_tile_finish_hsum, or the format's own).  Up to 8 columns
  * take the kernel in a function of its own: inlined beside the wide path, GCC's layout cost it
  * 5-15% at batch 4 and 8 (src/formats/iquants.h) */
 #define QGEMV_WIDE_COLS 32
 #define QGEMV_DECODE_CHUNK 16
-#define QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, kernel, decoded_t, decode, columns, factor, rows) \
+#define QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, kernel, decoded_t, decode, columns, finish, factor, rows) \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         float o;                                                                            \
         kernel(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);            \
@@ -165,8 +171,7 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
                             switch (nc - g) { QGEMV_TILE_CASES_8(columns, dec[rr], ib0, nbc, y + g, acc[rr] + g) } \
                 }                                                                           \
                 for (int rr = 0; rr < nr; rr++)                                             \
-                    for (int j = 0; j < nc; j++)                                            \
-                        out[(r0 + rr) * out_stride + c0 + j] = (factor) * qgemv_hsum_f32x8(acc[rr][j]); \
+                    finish(acc[rr], nc, (factor), out + (r0 + rr) * out_stride + c0);       \
             }                                                                               \
         }                                                                                   \
     }

@@ -57,8 +57,9 @@ def test_mul_mat_agrees_with_qgemv(name, batch, n_threads):
 @pytest.mark.parametrize("batch", [1, 3])
 def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
     """m @ x against ggml's own CPU mul_mat on the same blocks: the same activation format, so
-    only the float summation order may differ (for the 32-value and IQ grid formats it is ggml's
-    AVX2 order to the bit; the bound below is what any order allows)."""
+    only the float summation order may differ (for the 32-value formats it is ggml's AVX2 order
+    to the bit, for the IQ grids that of ggml's tiled kernels; the bound below is what any order
+    allows)."""
     from blocks import random_blocks
     rows, cols = 16, 3 * max(fmt.block_size, 256)          # an odd number of blocks per row
     blocks = random_blocks(fmt.name, rows, cols, seed=fmt.id, moderate=True)
@@ -70,8 +71,11 @@ def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
     assert (np.abs(got.astype(np.float64) - want) <= bound).all(), fmt.name
 
 
-# the formats whose products are ggml's AVX2 arithmetic to the bit (src/formats/q32.h, iquants.h)
-GGML_ORDER = ["q4_1", "q5_0", "q5_1", "q8_0", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"]
+# the formats whose products are ggml's AVX2 arithmetic to the bit (src/formats/q32.h)
+GGML_ORDER = ["q4_1", "q5_0", "q5_1", "q8_0"]
+# the formats whose products are the arithmetic of ggml's tiled kernels to the bit (ggml-cpu/tiled,
+# which ggml runs for 8 columns and more since before 0.25.3; src/formats/iquants.h)
+GGML_TILED_ORDER = ["iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"]
 # the formats llama.cpp repacks: ggml's arithmetic on its repacked rows (src/formats/q32_x8.h)
 INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 
@@ -191,3 +195,27 @@ def test_compare_quantize_row():
     assert row["nbytes"] == 4 * harness.QUANTIZE_SHAPE[0] * harness.QUANTIZE_SHAPE[1]
     assert row["qgemv_ms"] > 0 and row["ggml_ms"] > 0 and row["ratio"] > 0 and "pct_bw" not in row
     assert "quantize (imatrix)" in compare.text_table([row])
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split(".")[:3] if p.isdigit())
+
+
+@pytest.mark.skipif(ggml is None or _version(ggml.version) < (0, 25, 3),
+                    reason="ggml before 0.25.3 (libggml-python's 0.20) has no tiled kernels; "
+                           "QGEMV_GGML_LIB names a newer build")
+@pytest.mark.parametrize("name", GGML_TILED_ORDER)
+@pytest.mark.parametrize("nblocks", [1, 3, 16])
+@pytest.mark.parametrize("batch", [8, 17, 32])
+def test_iq_grids_give_the_bits_of_ggml_tiled_kernels(name, nblocks, batch, isa):
+    """From 8 columns on ggml multiplies these formats by its tiled kernels: per super-block an
+    exact integer t, then acc = fma(t d_x factor, d_y, acc).  qgemv does the same on every path
+    (vec_dot, its tiles, the packed VNNI tile), so m @ x is ggml's result bit for bit."""
+    fmt = next(f for f in qgemv.formats() if f.name == name)
+    rows, cols = 40, nblocks * fmt.block_size
+    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
+    blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
+    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
+    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
+    want = QMatrix(blocks, fmt.id, (rows, cols)) @ x
+    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))

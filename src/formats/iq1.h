@@ -225,7 +225,8 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
     }
     for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
 }
-QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s, 1.0f, 4)
+QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s,
+                                   qgemv_tile_finish_hsum, 1.0f, 4)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
