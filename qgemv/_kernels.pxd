@@ -16,6 +16,10 @@ cdef extern from "qgemv/kernels.h" nogil:
     ctypedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
                                          const void *a, int64_t act_stride, int64_t ncols,
                                          float *out, int64_t out_stride) noexcept nogil
+    ctypedef void (*qgemv_pack_columns_fn)(int64_t n, const void *a, int64_t act_stride, int64_t ncols, int64_t g,
+                                           void *packed) noexcept nogil
+    ctypedef void (*qgemv_packed_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
+                                          const void *packed, int64_t ncols, float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
     ctypedef int (*qgemv_all_finite_fn)(const float *x, int64_t n) noexcept nogil
     enum: QGEMV_GRID8_COUNT
@@ -39,6 +43,10 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES]
         int panel_rows[QGEMV_N_TYPES]
         qgemv_repack_row_fn repack_row[QGEMV_N_TYPES]
+        qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES]
+        qgemv_pack_columns_fn pack_columns[QGEMV_N_TYPES]
+        size_t packed_nbytes
+        int packed_min_cols
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
         int (*quantize_prepare)(int qtype) noexcept nogil

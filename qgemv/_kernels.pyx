@@ -134,6 +134,8 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
         return
     tile_rows = _per_tile(rows, n_threads, _TILE_ROWS, row_multiple)
     n_tiles = (rows + tile_rows - 1) // tile_rows
+    if _packs(t, qtype, batch) and _matmul_packed(t, qtype, base, row_nbytes, cols, xq, out, n_threads, tile_rows):
+        return
     with nogil:
         for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
             r0 = tile * tile_rows
@@ -141,10 +143,48 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
 
 
+cdef inline bint _packs(const qgemv_kernel_table *t, int qtype, Py_ssize_t batch) noexcept:
+    """The variant multiplies this type from packed columns (src/packed_tile.h) at this batch."""
+    return t.packed_tile[qtype] != NULL and batch >= t.packed_min_cols
+
+
+cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *base, Py_ssize_t row_nbytes,
+                         Py_ssize_t cols, const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads,
+                         Py_ssize_t tile_rows) noexcept:
+    """matmul_act by packed_tile: the batch packed once, 16 columns a group (each thread some
+    groups), then the tiles of rows against all of it.  False (nothing done) when the packed
+    columns' memory is not to be had: the caller then takes the plain tiles."""
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0, g
+    cdef Py_ssize_t n_groups = (batch + 15) // 16
+    cdef size_t group_nbytes = <size_t>(cols // 256) * t.packed_nbytes
+    cdef Py_ssize_t n_tiles = (rows + tile_rows - 1) // tile_rows
+    cdef uint8_t *mem = <uint8_t *>malloc(n_groups * group_nbytes + 64)
+    cdef uint8_t *packed
+    if mem == NULL:
+        return False
+    packed = mem + (-<size_t>mem & 63)   # 64-byte aligned: the tile's aligned loads
+    with nogil:
+        for g in prange(n_groups, schedule="static", num_threads=n_threads):
+            t.pack_columns[qtype](cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
+        for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
+            r0 = tile * tile_rows
+            t.packed_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),
+                                 packed, batch, &out[r0, 0], batch)
+    free(mem)
+    return True
+
+
 cdef inline bint _has_panels(const qgemv_kernel_table *t, int qtype) noexcept:
     """The variant interleaves the type and multiplies from its panels (a NULL panel_tile: it
     reads the GGUF rows)."""
     return 0 <= qtype < QGEMV_N_TYPES and t.interleave[qtype] != NULL and t.panel_tile[qtype] != NULL
+
+
+def packed_min_cols(str isa, int qtype):
+    """The batch from which this variant multiplies the type from packed columns
+    (src/packed_tile.h), or 0: never."""
+    cdef const qgemv_kernel_table *t = _table(isa)
+    return t.packed_min_cols if 0 <= qtype < QGEMV_N_TYPES and t.packed_tile[qtype] != NULL else 0
 
 
 def panel_rows(str isa, int qtype):

@@ -24,6 +24,7 @@
 #endif
 
 #include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
+#include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512) */
 #include "formats/elements.h"
 #include "formats/activations.h"
 #include "formats/q32.h"
@@ -86,6 +87,15 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_PANEL_TILE_ENTRY(id, name, rows) [id] = panel_tile_##name,
 #define QGEMV_PANEL_ROWS_ENTRY(id, name, rows) [id] = rows,
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
+#define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_IQUANTS(X)
+#define QGEMV_PACKED_TILE_ENTRY(name) [QGEMV_ID_##name] = packed_tile_##name,
+#define QGEMV_PACK_COLUMNS_ENTRY(name) [QGEMV_ID_##name] = pack_columns_q8_K,
+#if defined(QGEMV_AVX512)
+#define QGEMV_PACKED_NBYTES sizeof(block_q8_Kx16c)
+#else
+#define QGEMV_PACKED_MIN_COLS 0
+#define QGEMV_PACKED_NBYTES 0
+#endif
 
 const qgemv_kernel_table QGEMV_TABLE = {
     .isa = QGEMV_ISA_NAME,
@@ -100,6 +110,10 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .panel_tile = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_TILE_ENTRY)},
     .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY)},
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
+    .packed_tile = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_TILE_ENTRY)},
+    .pack_columns = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACK_COLUMNS_ENTRY)},
+    .packed_nbytes = QGEMV_PACKED_NBYTES,
+    .packed_min_cols = QGEMV_PACKED_MIN_COLS,
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
     .quantize_prepare = qgemv_quantize_prepare,

@@ -438,4 +438,17 @@ typedef struct {
 } block_tq2_0x16;
 static_assert(sizeof(block_tq2_0x16) == 16 * sizeof(block_tq2_0), "wrong tq2_0x16 block size/padding");
 
+/* ---------------------------------------------------------------- packed activations */
+
+/* 16 columns of q8_K activations, one super-block, columns in the lanes of a 512-bit vector
+ * (src/packed_tile.h): qs[g][c] = column c's values 4 g .. 4 g + 3, nbias[k][c] = -64 times the
+ * sum of column c's values 16 k .. 16 k + 15 (what the weights' bias of 64 adds), d[c] its
+ * scale; columns past the batch are zeros */
+typedef struct {
+    int8_t qs[QK_K / 4][16][4];
+    int32_t nbias[QK_K / 16][16];
+    float d[16];
+} block_q8_Kx16c;
+static_assert(sizeof(block_q8_Kx16c) == 16 * (QK_K + QK_K / 16 * 4 + 4), "wrong q8_Kx16c block size/padding");
+
 #endif /* QGEMV_BLOCKS_H */

@@ -38,6 +38,14 @@ typedef void (*qgemv_interleave_fn)(const void *w, int64_t row_stride, int64_t n
 typedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
                                     const void *a, int64_t act_stride, int64_t ncols,
                                     float *out, int64_t out_stride);
+/* columns 16 g .. 16 g + 15 of ncols activations (act_stride bytes apart), n values each, ->
+ * what a packed_tile reads for them: n / QK_K blocks block_q8_Kx16c (src/packed_tile.h) */
+typedef void (*qgemv_pack_columns_fn)(int64_t n, const void *a, int64_t act_stride, int64_t ncols, int64_t g,
+                                      void *packed);
+/* vec_dot_tile's result, the same bits, from ncols columns packed by pack_columns: group g at
+ * packed + g * (n / QK_K) * packed_nbytes (64-byte aligned) */
+typedef void (*qgemv_packed_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
+                                     const void *packed, int64_t ncols, float *out, int64_t out_stride);
 /* one row of n values -> the same row in the format's repack_as format (_formats.py): the same
  * levels and scales, so every product gives the same bits on either */
 typedef void (*qgemv_repack_row_fn)(const void *src, void *dst, int64_t n);
@@ -70,6 +78,10 @@ typedef struct {
     qgemv_panel_tile_fn panel_tile[QGEMV_N_TYPES];      /* NULL: this variant reads the GGUF rows */
     int panel_rows[QGEMV_N_TYPES];                      /* rows per panel (_formats.py: interleave) */
     qgemv_repack_row_fn repack_row[QGEMV_N_TYPES];      /* NULL: no repack_as format */
+    qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES];    /* NULL: batches go to vec_dot_tile */
+    qgemv_pack_columns_fn pack_columns[QGEMV_N_TYPES];  /* what packed_tile[type] reads */
+    size_t packed_nbytes;                               /* bytes per 16 columns and QK_K values */
+    int packed_min_cols;                                /* the batches that take packed_tile */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;

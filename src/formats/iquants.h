@@ -361,7 +361,7 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
  * and its float work is the same fma into the same accumulator whatever CB is, so every column
  * gets vec_dot's bits (vec_dot is this with CB = 1).  More than 8 columns: iq_decode_<name>
  * into L1 and iq_decoded_columns, the same steps (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
-#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor, sub)                                         \
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
         const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
@@ -394,7 +394,32 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
         dec->d = qgemv_fp16_to_fp32(b->d) * (factor);                                      \
     }                                                                                      \
     QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, \
-                                       iq_finish_columns, 1.0f, 1)
+                                       iq_finish_columns, 1.0f, 1)                         \
+    QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
+
+#if defined(QGEMV_AVX512)
+/* a super-block as the packed VNNI tile reads it (src/packed_tile.h): u = q + 64, the scales
+ * 2 s + 1 per 16 values, d0 = d_x factor; the tile takes sub values per scale (16 or 32) */
+#define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)                                     \
+    static void iq_decode_u8_##name(const block_##name *b, qgemv_decoded_u8 *dec) {        \
+        uint16_t ix[QK_K / 4];                                                             \
+        grid_indices_##name(b, ix);                                                        \
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
+            qgemv_signs_32 sgn;                                                            \
+            const __m256i mag = grid_##name(b, ib32, &sgn, ix);                            \
+            _mm256_storeu_si256((__m256i *)(dec->u + 32 * ib32),                           \
+                                _mm256_add_epi8(qgemv_with_signs_32(mag, sgn), _mm256_set1_epi8(64))); \
+            int s[2];                                                                      \
+            sub_scales_##name(b, ib32, s);                                                 \
+            dec->s[2 * ib32] = 2 * s[0] + 1;                                               \
+            dec->s[2 * ib32 + 1] = 2 * s[1] + 1;                                           \
+        }                                                                                  \
+        dec->d0 = qgemv_fp16_to_fp32(b->d) * (factor);                                     \
+    }                                                                                      \
+    QGEMV_DEFINE_PACKED_TILE(name, iq_decode_u8_##name, sub)
+#else
+#define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
+#endif
 #else
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
@@ -406,7 +431,7 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
         for (int j_ = 16; j_ < 32; j_++) (y)[j_] = (d1) * (float)q_[j_];                   \
     } while (0)
 
-#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor, sub)                                         \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
@@ -451,15 +476,21 @@ QGEMV_DEFINE_DEQUANT_ROW_IQ(iq2_s)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_xxs)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_s)
 
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f)
+/* (name, factor, values per scale) */
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f, 32)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f, 16)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f, 16)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f, 32)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f, 32)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX2)
 #define QGEMV_TILES_IQUANTS(X) X(iq2_xxs, q8_K) X(iq2_xs, q8_K) X(iq2_s, q8_K) X(iq3_xxs, q8_K) X(iq3_s, q8_K)
 #else
 #define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
+#endif
+#if defined(QGEMV_AVX512)
+#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs) X(iq2_xs) X(iq2_s) X(iq3_xxs) X(iq3_s)
+#else
+#define QGEMV_PACKED_TILES_IQUANTS(X)
 #endif

@@ -1,0 +1,130 @@
+/* src/packed_tile.h: batches of 16 columns and more, the columns in the lanes of 512-bit vectors
+ * (AVX-512 VNNI), for the formats whose levels are at most 63 in magnitude (the IQ grids).
+ *
+ * The driver packs the batch once for every thread (pack_columns_q8_K: 16 columns a group, as
+ * block_q8_Kx16c, include/qgemv/blocks.h).  A tile then decodes 8 rows at a time, a chunk of
+ * super-blocks each, to biased bytes u = q + 64 (in [2, 126]) and int32 scales 2 s + 1
+ * (decode(block, &qgemv_decoded_u8)), and for each 16 columns sums per row and super-block
+ *     t = sum_k (2 s_k + 1) (sum_j u_j a_j - 64 sum_j a_j) = sum_k (2 s_k + 1) sum_j q_j a_j,
+ * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
+ * nbias; then acc = fma(t d0, d_y, acc).  That is vec_dot's arithmetic for these formats
+ * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  One weight dword,
+ * broadcast, meets 16 columns per instruction: 64 products, where the per-row kernels (signs
+ * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
+ */
+
+#if defined(QGEMV_AVX512)
+#define QGEMV_PACKED_MIN_COLS 16   /* the batches the driver packs for (benches/RESULTS.md) */
+
+/* columns 16 g .. 16 g + 15 of q8_K activations a (act_stride bytes apart; zeros past ncols)
+ * -> the n / QK_K blocks block_q8_Kx16c at packed */
+static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
+                              void *restrict packed) {
+    block_q8_Kx16c *p = (block_q8_Kx16c *)packed;
+    const int nc = ncols - 16 * g < 16 ? (int)(ncols - 16 * g) : 16;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        if (nc < 16) memset(&p[ib], 0, sizeof(p[ib]));
+        for (int c = 0; c < nc; c++) {
+            const block_q8_K *y = (const block_q8_K *)((const uint8_t *)a + (16 * g + c) * act_stride) + ib;
+            for (int k = 0; k < QK_K / 4; k++) memcpy(p[ib].qs[k][c], y->qs + 4 * k, 4);
+            for (int k = 0; k < QK_K / 16; k++) {
+                int32_t sum = 0;
+                for (int j = 0; j < 16; j++) sum += y->qs[16 * k + j];
+                p[ib].nbias[k][c] = -64 * sum;
+            }
+            p[ib].d[c] = y->d;
+        }
+    }
+}
+
+/* a weight super-block as the packed tile reads it */
+typedef struct {
+    uint8_t u[QK_K];          /* q + 64 */
+    int32_t s[QK_K / 16];     /* 2 s + 1 of each 16 values */
+    float d0;                 /* d_x factor */
+} qgemv_decoded_u8;
+
+enum {
+    QGEMV_PACKED_ROWS = 8,    /* rows a pass: 8 chains of vpdpbusd, 8 sums, 8 accumulators */
+    QGEMV_PACKED_CHUNK = 8,   /* super-blocks of each row decoded at a time (20 KiB for 8 rows) */
+    QGEMV_PACKED_GROUPS = 4   /* groups of 16 columns per decode */
+};
+
+/* QGEMV_PACKED_ROWS decoded rows x 16 packed columns over nbc super-blocks, acc[r] the rows'
+ * accumulators (columns in lanes); sub = values per scale, 16 or 32 */
+QGEMV_ALWAYS_INLINE void packed_rows_x16(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
+                                         int64_t nbc, const int sub, __m512 *acc) {
+    enum { R = QGEMV_PACKED_ROWS };
+    for (int64_t k = 0; k < nbc; k++) {
+        __m512i t[R];
+        for (int r = 0; r < R; r++) t[r] = _mm512_setzero_si512();
+        for (int sb = 0; sb < QK_K / sub; sb++) {
+            __m512i start = _mm512_load_si512(y[k].nbias[sub / 16 * sb]);
+            if (sub == 32) start = _mm512_add_epi32(start, _mm512_load_si512(y[k].nbias[2 * sb + 1]));
+            __m512i s[R];
+            for (int r = 0; r < R; r++) s[r] = start;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 8   /* whole: else GCC copies the 8 chains from register to register per step */
+#endif
+            for (int j = 0; j < sub / 4; j++) {
+                const int q = sub / 4 * sb + j;
+                const __m512i a = _mm512_load_si512(y[k].qs[q]);
+                for (int r = 0; r < R; r++) {
+                    int32_t u4;
+                    memcpy(&u4, dec[r][k].u + 4 * q, 4);
+                    s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32(u4), a);
+                }
+            }
+            for (int r = 0; r < R; r++)
+                t[r] = _mm512_add_epi32(t[r], _mm512_mullo_epi32(s[r], _mm512_set1_epi32(dec[r][k].s[sub / 16 * sb])));
+        }
+        const __m512 dy = _mm512_load_ps(y[k].d);
+        for (int r = 0; r < R; r++)
+            acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t[r]), _mm512_set1_ps(dec[r][k].d0)), dy, acc[r]);
+    }
+}
+
+/* packed_tile_<name>: vec_dot_tile_<name>_q8_K's result from the packed columns (ceil(ncols / 16)
+ * groups of n / QK_K blocks, group after group); rows past nrows in a pass repeat the last
+ * row, their results unused */
+#define QGEMV_DEFINE_PACKED_TILE(name, decode, sub)                                           \
+    static void packed_tile_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+                                   const void *restrict packed, int64_t ncols, float *restrict out, \
+                                   int64_t out_stride) {                                    \
+        enum { R = QGEMV_PACKED_ROWS, CH = QGEMV_PACKED_CHUNK, G = QGEMV_PACKED_GROUPS };   \
+        const int64_t nb = n / QK_K, ngroups = (ncols + 15) / 16;                           \
+        const block_q8_Kx16c *yp = (const block_q8_Kx16c *)packed;                          \
+        for (int64_t r0 = 0; r0 < nrows; r0 += R) {                                         \
+            const int nr = nrows - r0 < R ? (int)(nrows - r0) : R;                          \
+            for (int64_t g0 = 0; g0 < ngroups; g0 += G) {                                   \
+                const int ng = ngroups - g0 < G ? (int)(ngroups - g0) : G;                  \
+                __m512 acc[G][R];                                                           \
+                for (int g = 0; g < G; g++)                                                 \
+                    for (int r = 0; r < R; r++) acc[g][r] = _mm512_setzero_ps();            \
+                for (int64_t ib0 = 0; ib0 < nb; ib0 += CH) {                                \
+                    const int64_t nbc = nb - ib0 < CH ? nb - ib0 : CH;                      \
+                    qgemv_decoded_u8 dec[R][CH];                                            \
+                    for (int r = 0; r < R; r++) {                                           \
+                        const block_##name *x = (const block_##name *)((const uint8_t *)w + \
+                                                (r0 + (r < nr ? r : nr - 1)) * row_stride); \
+                        for (int64_t k = 0; k < nbc; k++) {                                 \
+                            QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));               \
+                            decode(&x[ib0 + k], &dec[r][k]);                                \
+                        }                                                                   \
+                    }                                                                       \
+                    for (int g = 0; g < ng; g++)                                            \
+                        packed_rows_x16(dec, yp + (g0 + g) * nb + ib0, nbc, (sub), acc[g]); \
+                }                                                                           \
+                for (int g = 0; g < ng; g++) {                                              \
+                    const int64_t c0 = 16 * (g0 + g);                                       \
+                    const int nc = ncols - c0 < 16 ? (int)(ncols - c0) : 16;                \
+                    for (int r = 0; r < nr; r++) {                                          \
+                        float v[16];                                                        \
+                        _mm512_storeu_ps(v, acc[g][r]);                                     \
+                        memcpy(out + (r0 + r) * out_stride + c0, v, (size_t)nc * sizeof(float)); \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+#endif /* QGEMV_AVX512 */
