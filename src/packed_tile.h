@@ -14,7 +14,7 @@
  */
 
 #if defined(QGEMV_AVX512)
-#define QGEMV_PACKED_MIN_COLS 16   /* the batches the driver packs for (benches/RESULTS.md) */
+#define QGEMV_PACKED_MIN_COLS 8   /* the batches the driver packs for (benches/RESULTS.md) */
 
 /* columns 16 g .. 16 g + 15 of q8_K activations a (act_stride bytes apart; zeros past ncols)
  * -> the n / QK_K blocks block_q8_Kx16c at packed */
@@ -39,7 +39,7 @@ static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_str
 
 /* a weight super-block as the packed tile reads it */
 typedef struct {
-    uint8_t u[QK_K];          /* q + 64 */
+    _Alignas(64) uint8_t u[QK_K];   /* q + 64 */
     int32_t s[QK_K / 16];     /* 2 s + 1 of each 16 values */
     float d0;                 /* d_x factor */
 } qgemv_decoded_u8;
@@ -50,44 +50,58 @@ enum {
     QGEMV_PACKED_GROUPS = 4   /* groups of 16 columns per decode */
 };
 
-/* QGEMV_PACKED_ROWS decoded rows x 16 packed columns over nbc super-blocks, acc[r] the rows'
- * accumulators (columns in lanes); sub = values per scale, 16 or 32 */
-QGEMV_ALWAYS_INLINE void packed_rows_x16(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
-                                         int64_t nbc, const int sub, __m512 *acc) {
-    enum { R = QGEMV_PACKED_ROWS };
-    for (int64_t k = 0; k < nbc; k++) {
-        __m512i t[R];
-        for (int r = 0; r < R; r++) t[r] = _mm512_setzero_si512();
-        for (int sb = 0; sb < QK_K / sub; sb++) {
-            __m512i start = _mm512_load_si512(y[k].nbias[sub / 16 * sb]);
-            if (sub == 32) start = _mm512_add_epi32(start, _mm512_load_si512(y[k].nbias[2 * sb + 1]));
-            __m512i s[R];
-            for (int r = 0; r < R; r++) s[r] = start;
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 8   /* whole: else GCC copies the 8 chains from register to register per step */
-#endif
-            for (int j = 0; j < sub / 4; j++) {
-                const int q = sub / 4 * sb + j;
-                const __m512i a = _mm512_load_si512(y[k].qs[q]);
-                for (int r = 0; r < R; r++) {
-                    int32_t u4;
-                    memcpy(&u4, dec[r][k].u + 4 * q, 4);
-                    s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32(u4), a);
-                }
-            }
-            for (int r = 0; r < R; r++)
-                t[r] = _mm512_add_epi32(t[r], _mm512_mullo_epi32(s[r], _mm512_set1_epi32(dec[r][k].s[sub / 16 * sb])));
-        }
-        const __m512 dy = _mm512_load_ps(y[k].d);
-        for (int r = 0; r < R; r++)
-            acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t[r]), _mm512_set1_ps(dec[r][k].d0)), dy, acc[r]);
+/* packed_rows_x<W>: QGEMV_PACKED_ROWS decoded rows x the first W columns of a packed group over
+ * nbc super-blocks, acc[r] the rows' accumulators (columns in lanes); sub = values per scale, 16
+ * or 32.  W = 16 in a 512-bit vector; W = 8 in a 256-bit one, for a last group of at most 8
+ * columns (a batch of 8: two 256-bit vpdpbusd a cycle where the CPU has them, half the work
+ * of the 512-bit kernel with 8 lanes idle) */
+#define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps)                                 \
+    QGEMV_ALWAYS_INLINE void packed_rows_x##W(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], \
+                                              const block_q8_Kx16c *y, int64_t nbc, const int sub, vf *acc) { \
+        enum { R = QGEMV_PACKED_ROWS };                                                     \
+        for (int64_t k = 0; k < nbc; k++) {                                                 \
+            vi t[R];                                                                        \
+            for (int r = 0; r < R; r++) t[r] = pfx##_set1_epi32(0);                         \
+            for (int sb = 0; sb < QK_K / sub; sb++) {                                       \
+                vi start = load(y[k].nbias[sub / 16 * sb]);                                 \
+                if (sub == 32) start = pfx##_add_epi32(start, load(y[k].nbias[2 * sb + 1])); \
+                vi s[R];                                                                    \
+                for (int r = 0; r < R; r++) s[r] = start;                                   \
+                /* whole: else GCC copies the 8 chains from register to register per step */ \
+                _Pragma("GCC unroll 8")                                                     \
+                for (int j = 0; j < sub / 4; j++) {                                         \
+                    const int q = sub / 4 * sb + j;                                         \
+                    const vi a = load(y[k].qs[q]);                                          \
+                    for (int r = 0; r < R; r++) {                                           \
+                        int32_t u4;                                                         \
+                        memcpy(&u4, dec[r][k].u + 4 * q, 4);                                \
+                        s[r] = pfx##_dpbusd_epi32(s[r], pfx##_set1_epi32(u4), a);           \
+                    }                                                                       \
+                }                                                                           \
+                for (int r = 0; r < R; r++)                                                 \
+                    t[r] = pfx##_add_epi32(t[r], pfx##_mullo_epi32(s[r], pfx##_set1_epi32(dec[r][k].s[sub / 16 * sb]))); \
+            }                                                                               \
+            const vf dy = loadps(y[k].d);                                                   \
+            for (int r = 0; r < R; r++)                                                     \
+                acc[r] = pfx##_fmadd_ps(pfx##_mul_ps(pfx##_cvtepi32_ps(t[r]), pfx##_set1_ps(dec[r][k].d0)), dy, acc[r]); \
+        }                                                                                   \
     }
-}
+#define QGEMV_LOAD_512(p) _mm512_load_si512(p)
+#define QGEMV_LOAD_256(p) _mm256_load_si256((const __m256i *)(p))
+QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps)
+QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps)
 
 /* packed_tile_<name>: vec_dot_tile_<name>_q8_K's result from the packed columns (ceil(ncols / 16)
  * groups of n / QK_K blocks, group after group); rows past nrows in a pass repeat the last
- * row, their results unused */
+ * row, their results unused.  The decode is a function of its own: inlined, GCC allocated its
+ * registers with the kernel's and iq2_s, iq2_xs and iq3_s ran 10-25% slower */
 #define QGEMV_DEFINE_PACKED_TILE(name, decode, sub)                                           \
+    QGEMV_NEVER_INLINE void packed_decode_##name(const block_##name *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
+        for (int64_t k = 0; k < nbc; k++) {                                                 \
+            QGEMV_PREFETCH_STREAM(&x[k], sizeof(x[0]));                                     \
+            decode(&x[k], &dec[k]);                                                         \
+        }                                                                                   \
+    }                                                                                       \
     static void packed_tile_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
                                    const void *restrict packed, int64_t ncols, float *restrict out, \
                                    int64_t out_stride) {                                    \
@@ -99,28 +113,29 @@ QGEMV_ALWAYS_INLINE void packed_rows_x16(const qgemv_decoded_u8 (*dec)[QGEMV_PAC
             for (int64_t g0 = 0; g0 < ngroups; g0 += G) {                                   \
                 const int ng = ngroups - g0 < G ? (int)(ngroups - g0) : G;                  \
                 __m512 acc[G][R];                                                           \
-                for (int g = 0; g < G; g++)                                                 \
-                    for (int r = 0; r < R; r++) acc[g][r] = _mm512_setzero_ps();            \
+                __m256 acc8[R];   /* a last group of at most 8 columns */                   \
+                const int narrow = ncols - 16 * (g0 + ng - 1) <= 8;                         \
+                for (int r = 0; r < R; r++) {                                               \
+                    for (int g = 0; g < G; g++) acc[g][r] = _mm512_setzero_ps();            \
+                    acc8[r] = _mm256_setzero_ps();                                          \
+                }                                                                           \
                 for (int64_t ib0 = 0; ib0 < nb; ib0 += CH) {                                \
                     const int64_t nbc = nb - ib0 < CH ? nb - ib0 : CH;                      \
                     qgemv_decoded_u8 dec[R][CH];                                            \
-                    for (int r = 0; r < R; r++) {                                           \
-                        const block_##name *x = (const block_##name *)((const uint8_t *)w + \
-                                                (r0 + (r < nr ? r : nr - 1)) * row_stride); \
-                        for (int64_t k = 0; k < nbc; k++) {                                 \
-                            QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));               \
-                            decode(&x[ib0 + k], &dec[r][k]);                                \
-                        }                                                                   \
-                    }                                                                       \
-                    for (int g = 0; g < ng; g++)                                            \
+                    for (int r = 0; r < R; r++)                                             \
+                        packed_decode_##name((const block_##name *)((const uint8_t *)w +    \
+                                             (r0 + (r < nr ? r : nr - 1)) * row_stride) + ib0, nbc, dec[r]); \
+                    for (int g = 0; g < ng - narrow; g++)                                   \
                         packed_rows_x16(dec, yp + (g0 + g) * nb + ib0, nbc, (sub), acc[g]); \
+                    if (narrow) packed_rows_x8(dec, yp + (g0 + ng - 1) * nb + ib0, nbc, (sub), acc8); \
                 }                                                                           \
                 for (int g = 0; g < ng; g++) {                                              \
                     const int64_t c0 = 16 * (g0 + g);                                       \
                     const int nc = ncols - c0 < 16 ? (int)(ncols - c0) : 16;                \
                     for (int r = 0; r < nr; r++) {                                          \
                         float v[16];                                                        \
-                        _mm512_storeu_ps(v, acc[g][r]);                                     \
+                        if (nc <= 8) _mm256_storeu_ps(v, acc8[r]);                          \
+                        else _mm512_storeu_ps(v, acc[g][r]);                                \
                         memcpy(out + (r0 + r) * out_stride + c0, v, (size_t)nc * sizeof(float)); \
                     }                                                                       \
                 }                                                                           \

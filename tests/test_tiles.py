@@ -204,7 +204,7 @@ WIDE_TILE_FORMATS = [f for f in MATMUL if f.name in ("iq2_xxs", "iq2_xs", "iq2_s
 @pytest.mark.parametrize("rows", [5, 19])
 def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa):
     """Past 8 columns the IQ grid and iq1_s tiles decode a row's super-blocks once, 16 at a time
-    (iq1_s: 4 rows of 4), for up to 32 columns (src/tiles.h); on AVX-512 the IQ grids take 16
+    (iq1_s: 4 rows of 4), for up to 32 columns (src/tiles.h); on AVX-512 the IQ grids take 8
     columns and more from packed columns, 8 rows by 8 super-blocks decoded for up to 64 columns
     (src/packed_tile.h).  5 and 19 rows (passes of 4 or 8 rows and what is left, repeated rows
     filling a pass) of 37 super-blocks (full chunks and a partial one) against batches on both
@@ -215,11 +215,11 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
-def test_avx512_variants_multiply_the_iq_grids_from_packed_columns_from_16_on():
-    """The tests above with 16 columns and more run the packed VNNI tile on AVX-512 variants."""
+def test_avx512_variants_multiply_the_iq_grids_from_packed_columns_from_8_on():
+    """The tests above with 8 columns and more run the packed VNNI tile on AVX-512 variants."""
     grids = {"iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"}
     for isa in _kernels.COMPILED_ISAS:
-        want = 16 if isa.startswith("avx512") else 0
+        want = 8 if isa.startswith("avx512") else 0
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: want if f.name in grids else 0 for f in MATMUL}, isa
 

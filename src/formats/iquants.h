@@ -398,22 +398,54 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
     QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
 
 #if defined(QGEMV_AVX512)
+/* scales16_<name>'s 16 scales (first halves in lane 0, second halves in lane 1) -> s[2 k + h] */
+static inline void iq_store_scales_i32(__m256i scales16, int32_t s[QK_K / 16]) {
+    const __m128i first = _mm256_castsi256_si128(scales16), second = _mm256_extracti128_si256(scales16, 1);
+    _mm256_storeu_si256((__m256i *)s, _mm256_cvtepi16_epi32(_mm_unpacklo_epi16(first, second)));
+    _mm256_storeu_si256((__m256i *)(s + 8), _mm256_cvtepi16_epi32(_mm_unpackhi_epi16(first, second)));
+}
+/* sub-blocks 2 p and 2 p + 1 as 64 magnitudes by one gather, sgn their 64 sign bits (the
+ * packed tile's decode: a gather for 8 or 16 table entries where grid_<name> extracts each
+ * index and blends its entry in, 3 operations an entry) */
+static inline __m512i grid64_iq2_xxs(const block_iq2_xxs *b, int p, const uint16_t *ix, __mmask64 *sgn) {
+    *sgn = iq_load_u64((const uint8_t *)ix + 8 * p);   /* grid_indices_iq2_xxs */
+    const __m128i i = _mm_set_epi32(0, 0, (int)iq_load_u32(b->qs + 8 * p + 4), (int)iq_load_u32(b->qs + 8 * p));
+    return _mm512_i32gather_epi64(_mm256_cvtepu8_epi32(i), (const long long *)iq2xxs_grid, 8);
+}
+static inline __m512i grid64_iq2_xs(const block_iq2_xs *b, int p, const uint16_t *ix, __mmask64 *sgn) {
+    (void)b;   /* grid_indices_iq2_xs: the 9-bit indices in ix[0..31], the sign bytes after them */
+    *sgn = iq_load_u64((const uint8_t *)(ix + QK_K / 8) + 8 * p);
+    const __m256i i = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ix + 8 * p)));
+    return _mm512_i32gather_epi64(i, (const long long *)iq2xs_grid, 8);
+}
+static inline __m512i grid64_iq2_s(const block_iq2_s *b, int p, const uint16_t *ix, __mmask64 *sgn) {
+    *sgn = iq_load_u64(b->qs + QK_K / 8 + 8 * p);
+    const __m256i i = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(ix + 8 * p)));
+    return _mm512_i32gather_epi64(i, (const long long *)iq2s_grid, 8);
+}
+static inline __m512i grid64_iq3_xxs(const block_iq3_xxs *b, int p, const uint16_t *ix, __mmask64 *sgn) {
+    *sgn = iq_load_u64((const uint8_t *)ix + 8 * p);   /* grid_indices_iq3_xxs */
+    const __m512i i = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b->qs + 16 * p)));
+    return _mm512_i32gather_epi32(i, (const int *)iq3xxs_grid, 4);
+}
+static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *ix, __mmask64 *sgn) {
+    *sgn = iq_load_u64(b->signs + 8 * p);
+    const __m512i i = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(ix + 16 * p)));
+    return _mm512_i32gather_epi32(i, (const int *)iq3s_grid, 4);
+}
 /* a super-block as the packed VNNI tile reads it (src/packed_tile.h): u = q + 64, the scales
  * 2 s + 1 per 16 values, d0 = d_x factor; the tile takes sub values per scale (16 or 32) */
 #define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)                                     \
     static void iq_decode_u8_##name(const block_##name *b, qgemv_decoded_u8 *dec) {        \
         uint16_t ix[QK_K / 4];                                                             \
         grid_indices_##name(b, ix);                                                        \
-        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
-            qgemv_signs_32 sgn;                                                            \
-            const __m256i mag = grid_##name(b, ib32, &sgn, ix);                            \
-            _mm256_storeu_si256((__m256i *)(dec->u + 32 * ib32),                           \
-                                _mm256_add_epi8(qgemv_with_signs_32(mag, sgn), _mm256_set1_epi8(64))); \
-            int s[2];                                                                      \
-            sub_scales_##name(b, ib32, s);                                                 \
-            dec->s[2 * ib32] = 2 * s[0] + 1;                                               \
-            dec->s[2 * ib32 + 1] = 2 * s[1] + 1;                                           \
+        for (int p = 0; p < QK_K / 64; p++) {                                              \
+            __mmask64 sgn;                                                                 \
+            const __m512i mag = grid64_##name(b, p, ix, &sgn);                             \
+            _mm512_storeu_si512(dec->u + 64 * p, _mm512_add_epi8(                          \
+                _mm512_mask_sub_epi8(mag, sgn, _mm512_setzero_si512(), mag), _mm512_set1_epi8(64))); \
         }                                                                                  \
+        iq_store_scales_i32(scales16_##name(b), dec->s);                                   \
         dec->d0 = qgemv_fp16_to_fp32(b->d) * (factor);                                     \
     }                                                                                      \
     QGEMV_DEFINE_PACKED_TILE(name, iq_decode_u8_##name, sub)
