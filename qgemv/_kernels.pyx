@@ -88,8 +88,9 @@ def dequantize_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_
             t.dequant_row[qtype](base + ids[i] * row_nbytes, &out[i, 0], cols)
 
 
-def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:, ::1] out):
-    """out[j] = x[j] quantized to act_type (one row of activation blocks per column of x).
+def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:, ::1] out, int n_threads=1):
+    """out[j] = x[j] quantized to act_type (one row of activation blocks per column of x), the
+    columns shared among n_threads.
 
     Returns False, leaving out unwritten, when x holds NaN or Inf (no int8 format holds them).
     """  # IN x; OUT out
@@ -100,7 +101,7 @@ def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:
         for j in range(x.shape[0]):
             finite = finite and t.all_finite(&x[j, 0], cols)
         if finite:
-            for j in range(x.shape[0]):
+            for j in prange(x.shape[0], schedule="static", num_threads=min(n_threads, x.shape[0])):
                 t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
     return finite
 

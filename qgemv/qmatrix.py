@@ -322,7 +322,7 @@ class QMatrix:
         else:
             afmt = _formats.BY_NAME[act.lower()]
             xq = np.empty((batch, afmt.row_nbytes(cols)), dtype=np.uint8)
-            if not _kernels.quantize_activations(isa, afmt.id, xt, xq):
+            if not _kernels.quantize_activations(isa, afmt.id, xt, xq, n):
                 raise ValueError(f"{fmt.name}: x holds NaN or Inf, which {act} activations cannot "
                                  f"represent; use act='f32'")
             qtype, data, row_nbytes, panels = self._product_rows(n)
