@@ -74,8 +74,8 @@ def test_every_format_agrees_with_ggml_mul_mat(fmt, batch):
 # the formats whose products are ggml's AVX2 arithmetic to the bit (src/formats/q32.h)
 GGML_ORDER = ["q4_1", "q5_0", "q5_1", "q8_0"]
 # the formats whose products are the arithmetic of ggml's tiled kernels to the bit (ggml-cpu/tiled,
-# which ggml runs for 8 columns and more since before 0.25.3; src/formats/iquants.h)
-GGML_TILED_ORDER = ["iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"]
+# which ggml runs for 8 columns and more since before 0.25.3; src/formats/iquants.h, iq1.h)
+GGML_TILED_ORDER = ["iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m"]
 # the formats llama.cpp repacks: ggml's arithmetic on its repacked rows (src/formats/q32_x8.h)
 INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 

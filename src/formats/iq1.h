@@ -13,7 +13,8 @@
  *
  * The products are integer within a super-block: with a the q8_K values,
  *   sum x a = d d_a / 8 * sum_k (2 s_k + 1) sum_j a_j (8 g_j + 8 delta_j)
- * where 8 delta = +-1, so the bracket is an exact int32.  iq1_s takes its delta terms from
+ * where 8 delta = +-1, so the bracket is an exact int32 t, and per super-block
+ * acc = fma(t (d / 8), d_a, acc) as for the IQ grids (iquants.h; ggml's tiled kernels).  iq1_s takes its delta terms from
  * q8_K's sums of 16 (sum_j a_j 8 delta = +-bsum) and folds its scale into the unsigned bytes
  * (2 s + 1) g + 16 (1 .. 31), so a column is one u8 x s8 product per value and no per-sub-block
  * step (batch 8, 1 thread: 3.3 -> 2.1 ms); iq1_m, whose delta changes every 8 values,
@@ -170,11 +171,13 @@ static inline void decode_iq1_s(const block_iq1_s *b, iq1_s_decoded *dec) {
     dec->d = qgemv_fp16_to_fp32(b->d);
 }
 /* per column of a decoded block:
- *   acc += d d_a / 8 [8 sum_j w_j a_j + sum_k c_k bsum_k]
+ *   t = 8 sum_j w_j a_j + sum_k c_k bsum_k,  acc = fma(t d / 8, d_a, acc)
+ * (t as int32 lanes, summed and stepped by the IQ grids' iq_block_columns)
  * sum_j w_j a_j by vpdpbusd (u8 x s8, 4 products per int32 lane, two chains), or on AVX2 by
  * maddubs (|pair| <= 2 * 31 * 128, four summed still int16) and a madd by ones */
 QGEMV_ALWAYS_INLINE void columns_of_block_iq1_s(const iq1_s_decoded *dec, const block_q8_K *const *y, int64_t ib,
                                                 const int CB, __m256 *acc) {
+    __m256i sumi[QGEMV_TILE_COLS_MAX];
     for (int c = 0; c < CB; c++) {
         const block_q8_K *yc = &y[c][ib];
         const __m256i *aq = (const __m256i *)yc->qs;
@@ -200,11 +203,12 @@ QGEMV_ALWAYS_INLINE void columns_of_block_iq1_s(const iq1_s_decoded *dec, const 
         const __m256i dot = _mm256_add_epi32(_mm256_madd_epi16(h[0], ones), _mm256_madd_epi16(h[1], ones));
 #endif
         const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
-        const __m256i sumi = _mm256_add_epi32(_mm256_slli_epi32(dot, 3), _mm256_madd_epi16(bsums, dec->delta_scales));
-        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dec->d * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
+        sumi[c] = _mm256_add_epi32(_mm256_slli_epi32(dot, 3), _mm256_madd_epi16(bsums, dec->delta_scales));
     }
+    iq_block_columns(dec->d * 0.125f, y, ib, CB, sumi, acc);   /* the IQ grids' float step */
 }
-/* CB <= 8 columns against nbc decoded blocks from block ib0 on */
+/* CB <= 8 columns against nbc decoded blocks from block ib0 on, their accumulators in the lanes
+ * of acc[0] */
 QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t ib0, int64_t nbc,
                                                const block_q8_K *const *y, const int CB, __m256 *acc) {
     for (int64_t k = 0; k < nbc; k++) columns_of_block_iq1_s(&dec[k], y, ib0 + k, CB, acc);
@@ -223,10 +227,10 @@ QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint
         decode_iq1_s(&x[i], &dec);
         columns_of_block_iq1_s(&dec, y, i, CB, acc);
     }
-    for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
+    iq_store_columns(acc[0], CB, out);
 }
 QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s,
-                                   qgemv_tile_finish_hsum, 1.0f, 4)
+                                   iq_finish_columns, 1.0f, 4)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
@@ -332,15 +336,15 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m_rows(int64_t nb, const void *row, const int 
         __m256i u[QK_K / 32];
         if (trits) levels_iq1_mt(&xt[i], u);
         else levels_iq1_m(&x[i], u);
-        const float dx = scale_iq1_m_of(scales);
+        __m256i sumi[QGEMV_TILE_COLS_MAX];
         for (int c = 0; c < CB; c++) {
             const block_q8_K *yc = &y[c][i];
             const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
-            const __m256i sumi = _mm256_sub_epi32(iq1_scaled_dot(u, yc->qs, ls_pair), _mm256_madd_epi16(bsums, ls9));
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * yc->d * 0.125f), _mm256_cvtepi32_ps(sumi), acc[c]);
+            sumi[c] = _mm256_sub_epi32(iq1_scaled_dot(u, yc->qs, ls_pair), _mm256_madd_epi16(bsums, ls9));
         }
+        iq_block_columns(scale_iq1_m_of(scales) * 0.125f, y, i, CB, sumi, acc);   /* the IQ grids' float step */
     }
-    for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
+    iq_store_columns(acc[0], CB, out);
 }
 QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
@@ -391,7 +395,7 @@ static float vec_dot_iq1_s_q8_K(int64_t n, const void *restrict w, const void *r
             const int bsum = y[i].bsums[2 * ib] + y[i].bsums[2 * ib + 1];
             sumi += sub_scale_iq1_s(&x[i], ib) * (8 * s + delta_sign_iq1_s(&x[i], ib) * bsum);
         }
-        sum += qgemv_fp16_to_fp32(x[i].d) * y[i].d * 0.125f * (float)sumi;
+        sum = fmaf((float)sumi * (qgemv_fp16_to_fp32(x[i].d) * 0.125f), y[i].d, sum);
     }
     return sum;
 }
@@ -431,7 +435,7 @@ static float vec_dot_iq1_m_q8_K(int64_t n, const void *restrict w, const void *r
     for (int64_t i = 0; i < n / QK_K; i++) {
         int8_t q[QK_K];
         const uint32_t neg = grid_values_iq1_m(&x[i], q);
-        sum += scale_iq1_m(&x[i]) * y[i].d * 0.125f * (float)block_sumi_iq1_m(q, neg, x[i].scales, y[i].qs);
+        sum = fmaf((float)block_sumi_iq1_m(q, neg, x[i].scales, y[i].qs) * (scale_iq1_m(&x[i]) * 0.125f), y[i].d, sum);
     }
     return sum;
 }
@@ -444,7 +448,8 @@ static float vec_dot_iq1_mt_q8_K(int64_t n, const void *restrict w, const void *
     for (int64_t i = 0; i < n / QK_K; i++) {
         int8_t q[QK_K];
         levels_2bit_ref(x[i].t, q);   /* the grid values t - 1 */
-        sum += scale_iq1_m_of(x[i].scales) * y[i].d * 0.125f * (float)block_sumi_iq1_m(q, x[i].neg, x[i].scales, y[i].qs);
+        sum = fmaf((float)block_sumi_iq1_m(q, x[i].neg, x[i].scales, y[i].qs) * (scale_iq1_m_of(x[i].scales) * 0.125f),
+                   y[i].d, sum);
     }
     return sum;
 }
