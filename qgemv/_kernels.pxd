@@ -46,7 +46,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES]
         qgemv_pack_columns_fn pack_columns[QGEMV_N_TYPES]
         size_t packed_nbytes
-        int packed_min_cols
+        int packed_min_cols[QGEMV_N_TYPES]
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
         int (*quantize_prepare)(int qtype) noexcept nogil

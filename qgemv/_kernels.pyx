@@ -146,7 +146,7 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
 
 cdef inline bint _packs(const qgemv_kernel_table *t, int qtype, Py_ssize_t batch) noexcept:
     """The variant multiplies this type from packed columns (src/packed_tile.h) at this batch."""
-    return t.packed_tile[qtype] != NULL and batch >= t.packed_min_cols
+    return t.packed_tile[qtype] != NULL and batch >= t.packed_min_cols[qtype]
 
 
 cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *base, Py_ssize_t row_nbytes,
@@ -185,7 +185,7 @@ def packed_min_cols(str isa, int qtype):
     """The batch from which this variant multiplies the type from packed columns
     (src/packed_tile.h), or 0: never."""
     cdef const qgemv_kernel_table *t = _table(isa)
-    return t.packed_min_cols if 0 <= qtype < QGEMV_N_TYPES and t.packed_tile[qtype] != NULL else 0
+    return t.packed_min_cols[qtype] if 0 <= qtype < QGEMV_N_TYPES and t.packed_tile[qtype] != NULL else 0
 
 
 def panel_rows(str isa, int qtype):
@@ -263,6 +263,9 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
         return
     if panels.shape[0] < npanels * panel_nbytes or data.shape[0] < rows * row_nbytes:
         raise ValueError(f"panels hold {panels.shape[0]} bytes and data {data.shape[0]}: too few for {rows} rows")
+    if _packs(t, qtype, batch) and _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
+                                                  _per_tile(rows, n_threads, _TILE_ROWS, 1)):
+        return   # batches that take packed columns read the GGUF rows (iq1_m: its panels serve GEMV)
     with nogil:
         if npanels:
             per_tile = _per_tile(npanels, n_threads, max(1, _TILE_PANEL_ROWS // panel_rows), 1)

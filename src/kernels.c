@@ -87,13 +87,13 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_PANEL_TILE_ENTRY(id, name, rows) [id] = panel_tile_##name,
 #define QGEMV_PANEL_ROWS_ENTRY(id, name, rows) [id] = rows,
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
-#define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_IQUANTS(X)
-#define QGEMV_PACKED_TILE_ENTRY(name) [QGEMV_ID_##name] = packed_tile_##name,
-#define QGEMV_PACK_COLUMNS_ENTRY(name) [QGEMV_ID_##name] = pack_columns_q8_K,
+#define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_IQUANTS(X) QGEMV_PACKED_TILES_IQ1(X)
+#define QGEMV_PACKED_TILE_ENTRY(name, min_cols) [QGEMV_ID_##name] = packed_tile_##name,
+#define QGEMV_PACK_COLUMNS_ENTRY(name, min_cols) [QGEMV_ID_##name] = pack_columns_q8_K,
+#define QGEMV_PACKED_MIN_COLS_ENTRY(name, min_cols) [QGEMV_ID_##name] = min_cols,
 #if defined(QGEMV_AVX512)
 #define QGEMV_PACKED_NBYTES sizeof(block_q8_Kx16c)
 #else
-#define QGEMV_PACKED_MIN_COLS 0
 #define QGEMV_PACKED_NBYTES 0
 #endif
 
@@ -113,7 +113,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .packed_tile = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_TILE_ENTRY)},
     .pack_columns = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACK_COLUMNS_ENTRY)},
     .packed_nbytes = QGEMV_PACKED_NBYTES,
-    .packed_min_cols = QGEMV_PACKED_MIN_COLS,
+    .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
     .quantize_prepare = qgemv_quantize_prepare,

@@ -1,9 +1,10 @@
 /* src/packed_tile.h: batches of 16 columns and more, the columns in the lanes of 512-bit vectors
- * (AVX-512 VNNI), for the formats whose levels are at most 63 in magnitude (the IQ grids).
+ * (AVX-512 VNNI), for the formats whose levels are at most 63 in magnitude (the IQ grids, and
+ * iq1_s and iq1_m with their levels times 8).
  *
  * The driver packs the batch once for every thread (pack_columns_q8_K: 16 columns a group, as
  * block_q8_Kx16c, include/qgemv/blocks.h).  A tile then decodes 8 rows at a time, a chunk of
- * super-blocks each, to biased bytes u = q + 64 (in [2, 126]) and int32 scales 2 s + 1
+ * super-blocks each, to biased bytes u = q + 64 (in [1, 127]) and int32 scales 2 s + 1
  * (decode(block, &qgemv_decoded_u8)), and for each 16 columns sums per row and super-block
  *     t = sum_k (2 s_k + 1) (sum_j u_j a_j - 64 sum_j a_j) = sum_k (2 s_k + 1) sum_j q_j a_j,
  * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
@@ -14,7 +15,6 @@
  */
 
 #if defined(QGEMV_AVX512)
-#define QGEMV_PACKED_MIN_COLS 8   /* the batches the driver packs for (benches/RESULTS.md) */
 
 /* columns 16 g .. 16 g + 15 of q8_K activations a (act_stride bytes apart; zeros past ncols)
  * -> the n / QK_K blocks block_q8_Kx16c at packed */

@@ -215,13 +215,14 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
-def test_avx512_variants_multiply_the_iq_grids_from_packed_columns_from_8_on():
-    """The tests above with 8 columns and more run the packed VNNI tile on AVX-512 variants."""
-    grids = {"iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"}
+def test_avx512_variants_multiply_the_iq_grids_and_iq1_from_packed_columns_from_8_on():
+    """The tests above with 8 columns and more (iq1_m: 16, below which its panels' tile is faster)
+    run the packed VNNI tile on AVX-512 variants."""
+    packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
-        want = 8 if isa.startswith("avx512") else 0
+        avx512 = isa.startswith("avx512")
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: want if f.name in grids else 0 for f in MATMUL}, isa
+            f.name: packed.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)

@@ -358,6 +358,39 @@ QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 8)
 /* vec_dot_iq1_mt_q8_K and vec_dot_tile_iq1_mt_q8_K: the same over rows of trit blocks */
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_mt, q8_K, tile_iq1_mt, QK_K, 8)
 
+#if defined(QGEMV_AVX512)
+/* blocks as the packed VNNI tile reads them (src/packed_tile.h): u = 8 g + 8 delta + 64 (55 .. 73),
+ * the scales 2 s + 1 per 16 values, d0 = d / 8; iq1_s's scale covers 32 values, iq1_m's 16 */
+static void iq1_decode_u8_iq1_s(const block_iq1_s *b, qgemv_decoded_u8 *dec) {
+    for (int ib = 0; ib < QK_K / 32; ib++) {
+        const __m256i g = gather_points_iq1(_pdep_u64(qgemv_load_u32_iq1(b->qs + 4 * ib), 0x00ff00ff00ff00ffULL)
+                                            | _pdep_u64(b->qh[ib], 0x0700070007000700ULL));
+        const __m256i base = _mm256_set1_epi8((char)(64 + delta_sign_iq1_s(b, ib)));   /* 64 + 8 delta */
+        _mm256_storeu_si256((__m256i *)(dec->u + 32 * ib), _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), g), base));
+        dec->s[2 * ib] = dec->s[2 * ib + 1] = sub_scale_iq1_s(b, ib);
+    }
+    dec->d0 = qgemv_fp16_to_fp32(b->d) * 0.125f;
+}
+static void iq1_decode_u8_iq1_m(const block_iq1_m *b, qgemv_decoded_u8 *dec) {
+    __m256i u[QK_K / 32];
+    levels_iq1_m(b, u);   /* 8 g + 8 delta + 9 */
+    for (int v = 0; v < QK_K / 32; v++)
+        _mm256_storeu_si256((__m256i *)(dec->u + 32 * v), _mm256_add_epi8(u[v], _mm256_set1_epi8(55)));
+    uint64_t sc;
+    memcpy(&sc, b->scales, 8);   /* field k (3 bits of word k / 4) lifted to bits 13..15, then down */
+    const __m256i words = _mm256_set1_epi64x((long long)sc);
+    const __m256i word_of_k = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
+                                               4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7);
+    const __m256i shift_of_k = _mm256_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4,
+                                                 1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4);
+    _mm512_storeu_si512(dec->s, _mm512_cvtepi16_epi32(
+        odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_k), shift_of_k))));
+    dec->d0 = scale_iq1_m(b) * 0.125f;
+}
+QGEMV_DEFINE_PACKED_TILE(iq1_s, iq1_decode_u8_iq1_s, 32)
+QGEMV_DEFINE_PACKED_TILE(iq1_m, iq1_decode_u8_iq1_m, 16)
+#endif
+
 /* a GGUF block -> its trit block: t = u >> 3 (u = 8 t + e, e <= 2) packed as tq2_0's fields
  * (ternary.h); the delta signs (bit 3 of each qh nibble) gathered by pext */
 static inline void trits_of_iq1_m(const block_iq1_m *x, block_iq1_mt *y) {
@@ -488,6 +521,11 @@ static void panel_tile_iq1_m(int64_t n, const void *restrict panels, int64_t pan
 }
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
+#if defined(QGEMV_AVX512)
+#define QGEMV_PACKED_TILES_IQ1(X) X(iq1_s, 8) X(iq1_m, 16)   /* (name, from how many columns) */
+#else
+#define QGEMV_PACKED_TILES_IQ1(X)
+#endif
 #if defined(QGEMV_AVX2)
 #define QGEMV_TILES_IQ1(X) X(iq1_s, q8_K) X(iq1_m, q8_K)
 #else

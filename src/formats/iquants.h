@@ -522,7 +522,7 @@ QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f, 32)
 #define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
 #if defined(QGEMV_AVX512)
-#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs) X(iq2_xs) X(iq2_s) X(iq3_xxs) X(iq3_s)
+#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, 8) X(iq2_xs, 8) X(iq2_s, 8) X(iq3_xxs, 8) X(iq3_s, 8)   /* (name, from how many columns) */
 #else
 #define QGEMV_PACKED_TILES_IQUANTS(X)
 #endif
