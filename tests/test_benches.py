@@ -80,6 +80,17 @@ GGML_TILED_ORDER = ["iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "
 INTERLEAVED = [f.name for f in qgemv.formats("matmul") if f.ggml_repack]
 
 
+def _ggml_product(name: str, rows: int, nblocks: int, batch: int):
+    """(format, ggml's blocks of random rows x nblocks blocks, x, ggml's w @ x)."""
+    fmt = next(f for f in qgemv.formats() if f.name == name)
+    cols = nblocks * fmt.block_size
+    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
+    blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
+    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
+    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
+    return fmt, blocks, x, got
+
+
 @pytest.mark.parametrize("name", GGML_ORDER)
 @pytest.mark.parametrize("nblocks", [1, 2, 3, 5, 37, 128])
 @pytest.mark.parametrize("batch", [1, 3])
@@ -93,12 +104,8 @@ def test_ggml_order_formats_give_ggml_bits(name, nblocks, batch, isa_name, monke
     if not qgemv._kernels.cpu_runs(isa_name):
         pytest.skip(f"this CPU does not run the {isa_name} variant")
     monkeypatch.setattr(qgemv._dispatch, "isa", isa_name)
-    fmt = next(f for f in qgemv.formats() if f.name == name)
+    fmt, blocks, x, got = _ggml_product(name, 40, nblocks, batch)
     rows, cols = 40, nblocks * fmt.block_size
-    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
-    blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
-    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
-    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
     for repack in (True, False):
         qgemv.set_repack(repack)
         try:
@@ -211,11 +218,6 @@ def test_iq_grids_give_the_bits_of_ggml_tiled_kernels(name, nblocks, batch, isa)
     """From 8 columns on ggml multiplies these formats by its tiled kernels: per super-block an
     exact integer t, then acc = fma(t d_x factor, d_y, acc).  qgemv does the same on every path
     (vec_dot, its tiles, the packed VNNI tile), so m @ x is ggml's result bit for bit."""
-    fmt = next(f for f in qgemv.formats() if f.name == name)
-    rows, cols = 40, nblocks * fmt.block_size
-    w = np.random.default_rng(nblocks).standard_normal((rows, cols)).astype(np.float32)
-    blocks = ggml.quantize(fmt.id, w, np.ones(cols, np.float32) if fmt.needs_imatrix else None)
-    x = np.random.default_rng(nblocks + batch).standard_normal((cols, batch)).astype(np.float32)
-    got, _ = ggml.mul_mat(fmt.id, blocks, rows, cols, x)
-    want = QMatrix(blocks, fmt.id, (rows, cols)) @ x
+    fmt, blocks, x, got = _ggml_product(name, 40, nblocks, batch)
+    want = QMatrix(blocks, fmt.id, (40, nblocks * fmt.block_size)) @ x
     np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
