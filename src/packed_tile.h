@@ -1,6 +1,6 @@
-/* src/packed_tile.h: batches of 16 columns and more, the columns in the lanes of 512-bit vectors
- * (AVX-512 VNNI), for the formats whose levels are at most 63 in magnitude (the IQ grids, and
- * iq1_s and iq1_m with their levels times 8).
+/* src/packed_tile.h: batches of 8 columns and more (the table's packed_min_cols per type), the
+ * columns in the lanes of 512-bit vectors (AVX-512 VNNI), for the formats whose levels are at
+ * most 63 in magnitude (the IQ grids, and iq1_s and iq1_m with their levels times 8).
  *
  * The driver packs the batch once for every thread (pack_columns_q8_K: 16 columns a group, as
  * block_q8_Kx16c, include/qgemv/blocks.h).  A tile then decodes 8 rows at a time, a chunk of
@@ -46,7 +46,7 @@ typedef struct {
 
 enum {
     QGEMV_PACKED_ROWS = 8,    /* rows a pass: 8 chains of vpdpbusd, 8 sums, 8 accumulators */
-    QGEMV_PACKED_CHUNK = 8,   /* super-blocks of each row decoded at a time (20 KiB for 8 rows) */
+    QGEMV_PACKED_CHUNK = 8,   /* super-blocks of each row decoded at a time (24 KiB for 8 rows) */
     QGEMV_PACKED_GROUPS = 4   /* groups of 16 columns per decode */
 };
 

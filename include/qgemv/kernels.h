@@ -81,7 +81,7 @@ typedef struct {
     qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES];    /* NULL: batches go to vec_dot_tile */
     qgemv_pack_columns_fn pack_columns[QGEMV_N_TYPES];  /* what packed_tile[type] reads */
     size_t packed_nbytes;                               /* bytes per 16 columns and QK_K values */
-    int packed_min_cols[QGEMV_N_TYPES];                 /* the batches that take packed_tile */
+    int packed_min_cols[QGEMV_N_TYPES];                 /* the smallest batch that takes it */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;
