@@ -51,19 +51,40 @@
     }
 
 #if defined(QGEMV_AVX2)
-/* a q8_K row kernel's columns: y[j] the activation blocks of column j, acc[j] its float lanes
- * at zero */
-QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y,
-                                                 __m256 *acc) {
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_K *)(a + j * act_stride);
-        acc[j] = _mm256_setzero_ps();
-    }
+/* a q8_K row kernel's columns: y[j] the activation blocks of column j */
+QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y) {
+    for (int j = 0; j < CB; j++) y[j] = (const block_q8_K *)(a + j * act_stride);
 }
-/* a wide tile's finish (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) when each column's float lanes are
- * its own: out[j] = factor times their sum */
-static inline void qgemv_tile_finish_hsum(const __m256 *acc, int nc, float factor, float *out) {
-    for (int j = 0; j < nc; j++) out[j] = factor * qgemv_hsum_f32x8(acc[j]);
+/* a super-block's float step against CB <= 8 q8_K columns, columns in lanes: column j's exact
+ * integer total t_j (sum[j]'s lanes summed: integers, any order) in lane j of one vector,
+ *     acc_j = fma(t_j d0, d_y_j, acc_j),
+ * ggml's tiled kernels' arithmetic (ggml-cpu/tiled), which llama.cpp runs for batches of 8 and
+ * more.  The IQ grids, iq1_s and iq1_m do this on every path to (row, column) -- vec_dot, their
+ * tiles, the packed VNNI tile (src/packed_tile.h) -- so all give the same bits */
+QGEMV_ALWAYS_INLINE void qgemv_columns_step_q8_K(float d0, const block_q8_K *const *y, int64_t ib, const int CB,
+                                                 const __m256i *sum, __m256 *acc) {
+    if (CB == 1) {   /* vec_dot: lane 0 alone, by scalar operations */
+        const __m128 t = _mm_cvtsi32_ss(_mm_setzero_ps(), qgemv_hsum_i32x8(sum[0]));
+        *acc = _mm256_zextps128_ps256(_mm_fmadd_ss(_mm_mul_ss(t, _mm_set_ss(d0)), _mm_set_ss(y[0][ib].d),
+                                                   _mm256_castps256_ps128(*acc)));
+        return;
+    }
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i t = CB <= 4
+        ? _mm256_zextsi128_si256(qgemv_totals4_i32(sum[0], sum[1], CB > 2 ? sum[2] : z, CB > 3 ? sum[3] : z))
+        : _mm256_set_m128i(qgemv_totals4_i32(sum[4], CB > 5 ? sum[5] : z, CB > 6 ? sum[6] : z, CB > 7 ? sum[7] : z),
+                           qgemv_totals4_i32(sum[0], sum[1], sum[2], sum[3]));
+#define QGEMV_DY(j) (CB > (j) ? y[j][ib].d : 0.0f)
+    const __m256 dy = _mm256_setr_ps(QGEMV_DY(0), QGEMV_DY(1), QGEMV_DY(2), QGEMV_DY(3), QGEMV_DY(4), QGEMV_DY(5),
+                                     QGEMV_DY(6), QGEMV_DY(7));
+#undef QGEMV_DY
+    *acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d0)), dy, *acc);
+}
+/* out[j] = acc_j for the CB columns in acc's lanes */
+QGEMV_ALWAYS_INLINE void qgemv_columns_store(__m256 acc, const int CB, float *out) {
+    float a[8];
+    _mm256_storeu_ps(a, acc);
+    for (int j = 0; j < CB; j++) out[j] = a[j];
 }
 #endif
 
@@ -118,13 +139,13 @@ static inline void qgemv_tile_finish_hsum(const __m256 *acc, int nc, float facto
  * stay vec_dot's (before, each 8 columns decoded the row again: a quarter of the IQ grids' time
  * at batch 32).  Several rows a pass read each chunk of activations from L1 once per row rather
  * than from L2 (iq1_s, whose columns step is short: batch 32 8.1 -> 7.2 ms; the grids' longer
- * steps gain nothing).  finish(acc[row], nc, factor, out row) writes a row's columns from the
- * accumulators columns() kept (qgemv_tile_finish_hsum, or the format's own).  Up to 8 columns
+ * steps gain nothing).  columns() keeps 8 columns' accumulators in the lanes of one vector and
+ * steps them by qgemv_columns_step_q8_K, as the kernel does.  Up to 8 columns
  * take the kernel in a function of its own: inlined beside the wide path, GCC's layout cost it
  * 5-15% at batch 4 and 8 (src/formats/iquants.h) */
 #define QGEMV_WIDE_COLS 32
 #define QGEMV_DECODE_CHUNK 16
-#define QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, kernel, decoded_t, decode, columns, finish, factor, rows) \
+#define QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, kernel, decoded_t, decode, columns, rows)   \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         float o;                                                                            \
         kernel(n / QK_K, (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);            \
@@ -153,9 +174,10 @@ static inline void qgemv_tile_finish_hsum(const __m256 *acc, int nc, float facto
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_WIDE_COLS) {                       \
                 const int nc = ncols - c0 < QGEMV_WIDE_COLS ? (int)(ncols - c0) : QGEMV_WIDE_COLS; \
                 const block_q8_K *y[QGEMV_WIDE_COLS];                                       \
-                __m256 acc[R][QGEMV_WIDE_COLS];                                             \
+                __m256 acc[R][QGEMV_WIDE_COLS / QGEMV_TILE_COLS_MAX];   /* columns in lanes */ \
+                qgemv_tile_columns_q8_K((const uint8_t *)a + c0 * act_stride, act_stride, nc, y); \
                 for (int rr = 0; rr < nr; rr++)                                             \
-                    qgemv_tile_columns_q8_K((const uint8_t *)a + c0 * act_stride, act_stride, nc, y, acc[rr]); \
+                    for (int g = 0; g < QGEMV_WIDE_COLS / QGEMV_TILE_COLS_MAX; g++) acc[rr][g] = _mm256_setzero_ps(); \
                 for (int64_t ib0 = 0; ib0 < nb; ib0 += CHUNK) {                             \
                     const int64_t nbc = nb - ib0 < CHUNK ? nb - ib0 : CHUNK;                \
                     decoded_t dec[R][CHUNK];                                                \
@@ -168,10 +190,14 @@ static inline void qgemv_tile_finish_hsum(const __m256 *acc, int nc, float facto
                     }                                                                       \
                     for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)                       \
                         for (int rr = 0; rr < nr; rr++)                                     \
-                            switch (nc - g) { QGEMV_TILE_CASES_8(columns, dec[rr], ib0, nbc, y + g, acc[rr] + g) } \
+                            switch (nc - g) { QGEMV_TILE_CASES_8(columns, dec[rr], ib0, nbc, y + g, \
+                                                                 acc[rr] + g / QGEMV_TILE_COLS_MAX) } \
                 }                                                                           \
                 for (int rr = 0; rr < nr; rr++)                                             \
-                    finish(acc[rr], nc, (factor), out + (r0 + rr) * out_stride + c0);       \
+                    for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)                       \
+                        qgemv_columns_store(acc[rr][g / QGEMV_TILE_COLS_MAX],               \
+                                            nc - g < QGEMV_TILE_COLS_MAX ? nc - g : QGEMV_TILE_COLS_MAX, \
+                                            out + (r0 + rr) * out_stride + c0 + g);         \
             }                                                                               \
         }                                                                                   \
     }

@@ -14,7 +14,7 @@
  * The products are integer within a super-block: with a the q8_K values,
  *   sum x a = d d_a / 8 * sum_k (2 s_k + 1) sum_j a_j (8 g_j + 8 delta_j)
  * where 8 delta = +-1, so the bracket is an exact int32 t, and per super-block
- * acc = fma(t (d / 8), d_a, acc) as for the IQ grids (iquants.h; ggml's tiled kernels).  iq1_s takes its delta terms from
+ * acc = fma(t (d / 8), d_a, acc) as for the IQ grids (src/tiles.h: qgemv_columns_step_q8_K).  iq1_s takes its delta terms from
  * q8_K's sums of 16 (sum_j a_j 8 delta = +-bsum) and folds its scale into the unsigned bytes
  * (2 s + 1) g + 16 (1 .. 31), so a column is one u8 x s8 product per value and no per-sub-block
  * step (batch 8, 1 thread: 3.3 -> 2.1 ms); iq1_m, whose delta changes every 8 values,
@@ -172,7 +172,7 @@ static inline void decode_iq1_s(const block_iq1_s *b, iq1_s_decoded *dec) {
 }
 /* per column of a decoded block:
  *   t = 8 sum_j w_j a_j + sum_k c_k bsum_k,  acc = fma(t d / 8, d_a, acc)
- * (t as int32 lanes, summed and stepped by the IQ grids' iq_block_columns)
+ * (t as int32 lanes, summed and stepped by qgemv_columns_step_q8_K, src/tiles.h)
  * sum_j w_j a_j by vpdpbusd (u8 x s8, 4 products per int32 lane, two chains), or on AVX2 by
  * maddubs (|pair| <= 2 * 31 * 128, four summed still int16) and a madd by ones */
 QGEMV_ALWAYS_INLINE void columns_of_block_iq1_s(const iq1_s_decoded *dec, const block_q8_K *const *y, int64_t ib,
@@ -205,10 +205,10 @@ QGEMV_ALWAYS_INLINE void columns_of_block_iq1_s(const iq1_s_decoded *dec, const 
         const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
         sumi[c] = _mm256_add_epi32(_mm256_slli_epi32(dot, 3), _mm256_madd_epi16(bsums, dec->delta_scales));
     }
-    iq_block_columns(dec->d * 0.125f, y, ib, CB, sumi, acc);   /* the IQ grids' float step */
+    qgemv_columns_step_q8_K(dec->d * 0.125f, y, ib, CB, sumi, acc);
 }
 /* CB <= 8 columns against nbc decoded blocks from block ib0 on, their accumulators in the lanes
- * of acc[0] */
+ * of *acc */
 QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t ib0, int64_t nbc,
                                                const block_q8_K *const *y, const int CB, __m256 *acc) {
     for (int64_t k = 0; k < nbc; k++) columns_of_block_iq1_s(&dec[k], y, ib0 + k, CB, acc);
@@ -219,18 +219,17 @@ QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t
 QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+    __m256 acc = _mm256_setzero_ps();   /* columns in lanes */
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y);
     for (int64_t i = 0; i < nb; i++) {
         QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
         iq1_s_decoded dec;
         decode_iq1_s(&x[i], &dec);
-        columns_of_block_iq1_s(&dec, y, i, CB, acc);
+        columns_of_block_iq1_s(&dec, y, i, CB, &acc);
     }
-    iq_store_columns(acc[0], CB, out);
+    qgemv_columns_store(acc, CB, out);
 }
-QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s,
-                                   iq_finish_columns, 1.0f, 4)
+QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s, 4)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
@@ -309,8 +308,8 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m_rows(int64_t nb, const void *row, const int 
     const block_iq1_m *x = (const block_iq1_m *)row;
     const block_iq1_mt *xt = (const block_iq1_mt *)row;
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+    __m256 acc = _mm256_setzero_ps();   /* columns in lanes */
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y);
     /* field k of the scale words: word k / 4, shifted so that its 3 bits land on bits 13..15
      * (a multiply by 2^(13 - 3 (k % 4))), then brought down */
     const __m256i word_of_k = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
@@ -342,9 +341,9 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m_rows(int64_t nb, const void *row, const int 
             const __m256i bsums = _mm256_loadu_si256((const __m256i *)yc->bsums);
             sumi[c] = _mm256_sub_epi32(iq1_scaled_dot(u, yc->qs, ls_pair), _mm256_madd_epi16(bsums, ls9));
         }
-        iq_block_columns(scale_iq1_m_of(scales) * 0.125f, y, i, CB, sumi, acc);   /* the IQ grids' float step */
+        qgemv_columns_step_q8_K(scale_iq1_m_of(scales) * 0.125f, y, i, CB, sumi, &acc);
     }
-    iq_store_columns(acc[0], CB, out);
+    qgemv_columns_store(acc, CB, out);
 }
 QGEMV_ALWAYS_INLINE void tile_iq1_m(int64_t nb, const block_iq1_m *x, const uint8_t *a, int64_t act_stride,
                                     const int CB, float *out) {

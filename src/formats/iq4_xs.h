@@ -82,10 +82,12 @@ static inline __m256i levels_iq4_xs(const uint8_t qs[16], __m256i table) {
 QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const uint8_t *a, int64_t act_stride,
                                      const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc[QGEMV_TILE_COLS_MAX];
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);
+    qgemv_tile_columns_q8_K(a, act_stride, CB, y);
 #if defined(QGEMV_AVX512)
     float sums[QGEMV_TILE_COLS_MAX] = {0};
+#else
+    __m256 acc[QGEMV_TILE_COLS_MAX];
+    for (int c = 0; c < CB; c++) acc[c] = _mm256_setzero_ps();
 #endif
     const __m128i kv = _mm_loadu_si128((const __m128i *)kvalues_iq4nl);
     const __m256i table = _mm256_set_m128i(kv, kv);

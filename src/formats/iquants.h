@@ -299,36 +299,6 @@ QGEMV_ALWAYS_INLINE void iq_sub_columns(__m256i mag, qgemv_signs_32 g, __m256i l
                                         int64_t ib, int ib32, const int CB, __m256i *sum) {
     for (int j = 0; j < CB; j++) sum[j] = iq_dot_sub_acc(sum[j], mag, g, y[j][ib].qs + 32 * ib32, ls);
 }
-/* a super-block's float step, columns in lanes: column j's exact integer total t_j (its lanes
- * summed: integers, any order) in lane j of one vector, acc_j = fma(t_j d0, d_y_j, acc_j) with
- * d0 = d_x factor (exact: a power of 2) -- ggml's tiled kernel's arithmetic (ggml-cpu/tiled),
- * which llama.cpp runs for batches of 8 and more.  Every path to (row, column) -- vec_dot,
- * these tiles, the packed VNNI tile (src/packed_tile.h) -- does this per super-block, so all
- * give the same bits */
-QGEMV_ALWAYS_INLINE void iq_block_columns(float d0, const block_q8_K *const *y, int64_t ib, const int CB,
-                                          const __m256i *sum, __m256 *acc) {
-    if (CB == 1) {   /* vec_dot: lane 0 alone, by scalar operations */
-        const __m128 t = _mm_cvtsi32_ss(_mm_setzero_ps(), qgemv_hsum_i32x8(sum[0]));
-        *acc = _mm256_zextps128_ps256(_mm_fmadd_ss(_mm_mul_ss(t, _mm_set_ss(d0)), _mm_set_ss(y[0][ib].d),
-                                                   _mm256_castps256_ps128(*acc)));
-        return;
-    }
-    const __m256i z = _mm256_setzero_si256();
-    const __m256i t = CB <= 4
-        ? _mm256_zextsi128_si256(qgemv_totals4_i32(sum[0], sum[1], CB > 2 ? sum[2] : z, CB > 3 ? sum[3] : z))
-        : _mm256_set_m128i(qgemv_totals4_i32(sum[4], CB > 5 ? sum[5] : z, CB > 6 ? sum[6] : z, CB > 7 ? sum[7] : z),
-                           qgemv_totals4_i32(sum[0], sum[1], sum[2], sum[3]));
-#define IQ_DY(j) (CB > (j) ? y[j][ib].d : 0.0f)
-    const __m256 dy = _mm256_setr_ps(IQ_DY(0), IQ_DY(1), IQ_DY(2), IQ_DY(3), IQ_DY(4), IQ_DY(5), IQ_DY(6), IQ_DY(7));
-#undef IQ_DY
-    *acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d0)), dy, *acc);
-}
-/* out[j] = acc_j for the CB columns in acc's lanes */
-QGEMV_ALWAYS_INLINE void iq_store_columns(__m256 acc, const int CB, float *out) {
-    float a[QGEMV_TILE_COLS_MAX];
-    _mm256_storeu_ps(a, acc);
-    for (int j = 0; j < CB; j++) out[j] = a[j];
-}
 /* a super-block decoded for many columns: per sub-block its magnitudes, signs and scales */
 typedef struct {
     __m256i mag[QK_K / 32], ls[QK_K / 32];
@@ -336,7 +306,7 @@ typedef struct {
     float d;   /* d0 = d_x factor */
 } iq_decoded;
 /* CB <= 8 columns against nbc decoded super-blocks from super-block ib0 on, their accumulators
- * in the lanes of acc[0] */
+ * in the lanes of *acc */
 QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, int64_t nbc, const block_q8_K *const *y,
                                             const int CB, __m256 *acc) {
     for (int64_t k = 0; k < nbc; k++) {
@@ -344,16 +314,8 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
         for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++)
             iq_sub_columns(dec[k].mag[ib32], dec[k].sgn[ib32], dec[k].ls[ib32], y, ib0 + k, ib32, CB, sum);
-        iq_block_columns(dec[k].d, y, ib0 + k, CB, sum, acc);
+        qgemv_columns_step_q8_K(dec[k].d, y, ib0 + k, CB, sum, acc);
     }
-}
-
-/* the wide tile's out[j] for its nc columns, 8 to each accumulator it passed iq_decoded_columns
- * (factor: 1, the format's is in d0) */
-static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, float *out) {
-    (void)factor;
-    for (int g = 0; g < nc; g += QGEMV_TILE_COLS_MAX)
-        iq_store_columns(acc[g], nc - g < QGEMV_TILE_COLS_MAX ? nc - g : QGEMV_TILE_COLS_MAX, out + g);
 }
 
 /* one row against CB <= 8 columns: each sub-block's magnitudes, signs and scales are decoded
@@ -365,8 +327,8 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
         const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
-        __m256 acc[QGEMV_TILE_COLS_MAX];                                                    \
-        qgemv_tile_columns_q8_K(a, act_stride, CB, y, acc);                                \
+        __m256 acc = _mm256_setzero_ps();   /* columns in lanes */                         \
+        qgemv_tile_columns_q8_K(a, act_stride, CB, y);                                     \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
             QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                                   \
             const __m256i sc = scales16_##name(&x[ib]);                                    \
@@ -379,9 +341,9 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
                 const __m256i mag = grid_##name(&x[ib], ib32, &signs, ix);                 \
                 iq_sub_columns(mag, signs, iq_scales_of_sub(sc, ib32), y, ib, ib32, CB, sum); \
             }                                                                              \
-            iq_block_columns(qgemv_fp16_to_fp32(x[ib].d) * (factor), y, ib, CB, sum, acc); \
+            qgemv_columns_step_q8_K(qgemv_fp16_to_fp32(x[ib].d) * (factor), y, ib, CB, sum, &acc); \
         }                                                                                  \
-        iq_store_columns(acc[0], CB, out);                                                 \
+        qgemv_columns_store(acc, CB, out);                                                 \
     }                                                                                      \
     static void iq_decode_##name(const block_##name *b, iq_decoded *dec) {   /* d: d0 */   \
         const __m256i sc = scales16_##name(b);                                             \
@@ -393,8 +355,7 @@ static inline void iq_finish_columns(const __m256 *acc, int nc, float factor, fl
         }                                                                                  \
         dec->d = qgemv_fp16_to_fp32(b->d) * (factor);                                      \
     }                                                                                      \
-    QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, \
-                                       iq_finish_columns, 1.0f, 1)                         \
+    QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, 1) \
     QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
 
 #if defined(QGEMV_AVX512)
