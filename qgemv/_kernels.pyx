@@ -166,7 +166,7 @@ cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *
     packed = mem + (-<size_t>mem & 63)   # 64-byte aligned: the tile's aligned loads
     with nogil:
         for g in prange(n_groups, schedule="static", num_threads=n_threads):
-            t.pack_columns[qtype](cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
+            t.pack_columns(cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
         for tile in prange(n_tiles, schedule="static", num_threads=n_threads):
             r0 = tile * tile_rows
             t.packed_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),

@@ -89,11 +89,12 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
 #define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_IQUANTS(X) QGEMV_PACKED_TILES_IQ1(X)
 #define QGEMV_PACKED_TILE_ENTRY(name, min_cols) [QGEMV_ID_##name] = packed_tile_##name,
-#define QGEMV_PACK_COLUMNS_ENTRY(name, min_cols) [QGEMV_ID_##name] = pack_columns_q8_K,
 #define QGEMV_PACKED_MIN_COLS_ENTRY(name, min_cols) [QGEMV_ID_##name] = min_cols,
 #if defined(QGEMV_AVX512)
+#define QGEMV_PACK_COLUMNS pack_columns_q8_K
 #define QGEMV_PACKED_NBYTES sizeof(block_q8_Kx16c)
 #else
+#define QGEMV_PACK_COLUMNS NULL
 #define QGEMV_PACKED_NBYTES 0
 #endif
 
@@ -111,7 +112,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .panel_rows = {QGEMV_FOR_EACH_INTERLEAVED(QGEMV_PANEL_ROWS_ENTRY)},
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
     .packed_tile = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_TILE_ENTRY)},
-    .pack_columns = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACK_COLUMNS_ENTRY)},
+    .pack_columns = QGEMV_PACK_COLUMNS,
     .packed_nbytes = QGEMV_PACKED_NBYTES,
     .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},
     .dot_f32 = dot_f32,
