@@ -235,6 +235,16 @@ QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
     return _mm256_or_si256(_mm256_slli_epi16(_mm256_srli_epi16(fields, 13), 1), _mm256_set1_epi16(1));
 }
+/* the 16 scales 2 s_k + 1 as int16, k in lane k, from the four scale words (each 64-bit lane of
+ * words holds all four): field k of word k / 4, shifted so that its 3 bits land on bits 13..15
+ * (a multiply by 2^(13 - 3 (k % 4))), then brought down */
+static inline __m256i scales_by_k_iq1_m(__m256i words) {
+    const __m256i word_of_k = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
+                                               4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7);
+    const __m256i shift_of_k = _mm256_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4,
+                                                 1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4);
+    return odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_k), shift_of_k));
+}
 
 /* the u = 8 g + 8 delta + 9 of a GGUF block's 256 values, 32 per vector in value order: the grid
  * points gathered, 9 + 8 delta added per group (10, or 8 where the sign bit is set) */
@@ -310,13 +320,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m_rows(int64_t nb, const void *row, const int 
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     __m256 acc = _mm256_setzero_ps();   /* columns in lanes */
     qgemv_tile_columns_q8_K(a, act_stride, CB, y);
-    /* field k of the scale words: word k / 4, shifted so that its 3 bits land on bits 13..15
-     * (a multiply by 2^(13 - 3 (k % 4))), then brought down */
-    const __m256i word_of_k = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
-                                               4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7);
-    const __m256i shift_of_k = _mm256_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4,
-                                                 1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4);
-    /* the same fields, even k in the low half (lane k / 2) and odd k in the high half */
+    /* the scale fields, even k in the low half (lane k / 2) and odd k in the high half, even k in the low half (lane k / 2) and odd k in the high half */
     const __m256i word_of_pair = _mm256_setr_epi8(0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7,
                                                   0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7);
     const __m256i shift_of_pair = _mm256_setr_epi16(1 << 13, 1 << 7, 1 << 13, 1 << 7, 1 << 13, 1 << 7, 1 << 13, 1 << 7,
@@ -328,7 +332,7 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m_rows(int64_t nb, const void *row, const int 
         uint64_t sc;
         memcpy(&sc, scales, 8);
         const __m256i words = _mm256_set1_epi64x((long long)sc);
-        const __m256i ls_k = odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_k), shift_of_k));
+        const __m256i ls_k = scales_by_k_iq1_m(words);
         const __m256i ls_pair = odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_pair), shift_of_pair));
         /* 9 sum_k (2 s_k + 1) bsum_k, taken off at the end */
         const __m256i ls9 = _mm256_add_epi16(_mm256_slli_epi16(ls_k, 3), ls_k);
@@ -376,14 +380,8 @@ static void iq1_decode_u8_iq1_m(const block_iq1_m *b, qgemv_decoded_u8 *dec) {
     for (int v = 0; v < QK_K / 32; v++)
         _mm256_storeu_si256((__m256i *)(dec->u + 32 * v), _mm256_add_epi8(u[v], _mm256_set1_epi8(55)));
     uint64_t sc;
-    memcpy(&sc, b->scales, 8);   /* field k (3 bits of word k / 4) lifted to bits 13..15, then down */
-    const __m256i words = _mm256_set1_epi64x((long long)sc);
-    const __m256i word_of_k = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3,
-                                               4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7);
-    const __m256i shift_of_k = _mm256_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4,
-                                                 1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 13, 1 << 10, 1 << 7, 1 << 4);
-    _mm512_storeu_si512(dec->s, _mm512_cvtepi16_epi32(
-        odd_scales_iq1_m(_mm256_mullo_epi16(_mm256_shuffle_epi8(words, word_of_k), shift_of_k))));
+    memcpy(&sc, b->scales, 8);
+    _mm512_storeu_si512(dec->s, _mm512_cvtepi16_epi32(scales_by_k_iq1_m(_mm256_set1_epi64x((long long)sc))));
     dec->d0 = scale_iq1_m(b) * 0.125f;
 }
 QGEMV_DEFINE_PACKED_TILE(iq1_s, iq1_decode_u8_iq1_s, 32)
