@@ -47,6 +47,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_pack_columns_fn pack_columns
         size_t packed_nbytes
         int packed_min_cols[QGEMV_N_TYPES]
+        int *prefetch_one_column
         qgemv_dot_f32_fn dot_f32
         qgemv_all_finite_fn all_finite
         int (*quantize_prepare)(int qtype) noexcept nogil
@@ -57,6 +58,7 @@ cdef extern from "qgemv/runtime.h" nogil:
     int qgemv_omp_max_threads()
     const qgemv_kernel_table *qgemv_table_for(const char *isa)
     int qgemv_cpu_runs(const char *isa)
+    void qgemv_cpu_vendor(char *out)
 
 cdef extern from "qgemv_build_info.h":
     const char *QGEMV_ISAS        # compiled variants, comma separated

@@ -22,7 +22,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from qgemv._kernels cimport (
     QGEMV_N_TYPES, QGEMV_GRID8_COUNT, QGEMV_GRID8_KEYS, qgemv_grid8, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
-    qgemv_cpu_runs, qgemv_have_openmp, qgemv_omp_max_threads,
+    qgemv_cpu_runs, qgemv_cpu_vendor, qgemv_have_openmp, qgemv_omp_max_threads,
 )
 from qgemv._kernels cimport (
     kmask_iq2xs, ksigns_iq2xs, ksigns64, iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid,
@@ -44,6 +44,25 @@ cdef const qgemv_kernel_table *_table(str isa) except NULL:
 def cpu_runs(str isa):
     """True if this CPU can execute the given variant's instructions."""
     return bool(qgemv_cpu_runs(isa.encode()))
+
+
+def cpu_vendor():
+    """The CPU's CPUID vendor string ("AuthenticAMD", "GenuineIntel", ...), "" off x86."""
+    cdef char out[13]
+    qgemv_cpu_vendor(out)
+    return (<bytes>out).decode("ascii", "replace")
+
+
+def set_prefetch_one_column(bint on):
+    """Whether a single column's passes over 16-row panels prefetch, in every compiled variant
+    (include/qgemv/simd.h: QGEMV_PREFETCH_PASS_LINE).  Speed only: results never change."""
+    for isa in COMPILED_ISAS:
+        _table(isa).prefetch_one_column[0] = on
+
+
+def prefetch_one_column(str isa):
+    """The variant's single-column panel prefetch (set_prefetch_one_column)."""
+    return bool(_table(isa).prefetch_one_column[0])
 
 
 def openmp():

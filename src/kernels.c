@@ -23,6 +23,10 @@
 #error "compile with -DQGEMV_TABLE=qgemv_kernels_<isa> -DQGEMV_ISA_NAME=\"<isa>\""
 #endif
 
+/* the single-column panel prefetch of this variant (include/qgemv/simd.h:
+ * QGEMV_PREFETCH_PASS_LINE), set through the table's prefetch_one_column before any product */
+static int qgemv_prefetch_one_column = 1;
+
 #include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
 #include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512) */
 #include "formats/elements.h"
@@ -115,6 +119,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .pack_columns = QGEMV_PACK_COLUMNS,
     .packed_nbytes = QGEMV_PACKED_NBYTES,
     .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},
+    .prefetch_one_column = &qgemv_prefetch_one_column,
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
     .quantize_prepare = qgemv_quantize_prepare,

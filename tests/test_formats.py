@@ -1,6 +1,7 @@
 """The format table agrees with ggml's, with the C structs and with the compiled kernels."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import qgemv
@@ -79,3 +80,50 @@ def test_isa_override_refuses_unknown(env):
 def test_isa_override_picks_each_runnable():
     for isa in _dispatch.runnable():
         assert _dispatch.choose(isa.upper()) == isa
+
+
+@pytest.mark.parametrize("vendor, on", [("AuthenticAMD", False), ("GenuineIntel", True), ("", True)])
+def test_gemv_prefetch_follows_the_cpu_vendor(vendor, on):
+    assert _dispatch.choose_gemv_prefetch("", vendor) is on
+    assert _dispatch.choose_gemv_prefetch("1", vendor) is True
+    assert _dispatch.choose_gemv_prefetch("0", vendor) is False
+
+
+@pytest.mark.parametrize("env", ["2", "on", "yes"])
+def test_gemv_prefetch_override_refuses_unknown(env):
+    with pytest.raises(RuntimeError, match="QGEMV_GEMV_PREFETCH"):
+        _dispatch.choose_gemv_prefetch(env)
+
+
+def test_cpu_vendor_is_cpuids():
+    vendor = _kernels.cpu_vendor()
+    assert vendor.isprintable() and len(vendor) in (0, 12)
+    if vendor:
+        assert f"CPU {vendor}" in qgemv.show_config()["gemv_prefetch"]
+
+
+@pytest.fixture
+def gemv_prefetch_restored():
+    before = _dispatch.gemv_prefetch
+    yield
+    _dispatch.set_gemv_prefetch(before)
+
+
+@pytest.mark.parametrize("fmt", [f for f in qgemv.formats("matmul") if f.interleave == 16], ids=lambda f: f.name)
+def test_gemv_prefetch_reaches_every_variant_and_never_changes_a_result(fmt, isa, gemv_prefetch_restored):
+    """The flag is set in every compiled table; a single column over the 16-row panels gives
+    the same bits with and without it (a hint to the memory system only), and the same as
+    the rows one by one."""
+    rng = np.random.default_rng(3)
+    m = qgemv.QMatrix.quantize(rng.standard_normal((37, 512)).astype(np.float32), fmt.name,
+                               imatrix=np.ones(512, np.float32) if fmt.needs_imatrix else None)
+    x = rng.standard_normal(512).astype(np.float32)
+    ys = {}
+    for on in (True, False):
+        _dispatch.set_gemv_prefetch(on)
+        assert all(_kernels.prefetch_one_column(isa) is on for isa in _dispatch.COMPILED)
+        ys[on] = m @ x
+    assert np.array_equal(ys[True], ys[False])
+    rb = fmt.row_nbytes(512)
+    rows = [qgemv.QMatrix(bytes(m.data[r * rb:(r + 1) * rb]), fmt.name, (1, 512)) @ x for r in range(37)]
+    assert np.array_equal(ys[True], np.concatenate(rows))

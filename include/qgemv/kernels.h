@@ -82,6 +82,8 @@ typedef struct {
     qgemv_pack_columns_fn pack_columns;                 /* what every packed_tile reads (q8_K) */
     size_t packed_nbytes;                               /* its bytes per 16 columns and QK_K values */
     int packed_min_cols[QGEMV_N_TYPES];                 /* the smallest batch that takes it */
+    int *prefetch_one_column;                           /* 1: a single column's panel passes prefetch
+                                                         * (simd.h: QGEMV_PREFETCH_PASS_LINE) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;

@@ -77,4 +77,27 @@ static inline int qgemv_cpu_runs(const char *isa) {
     return 0;
 }
 
+/* the CPU's vendor string from CPUID leaf 0 ("AuthenticAMD", "GenuineIntel", ...), or "" off x86 */
+#if defined(QGEMV_X86) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+static inline void qgemv_cpu_vendor(char out[13]) {
+    memset(out, 0, 13);
+#if defined(QGEMV_X86) && (defined(__GNUC__) || defined(__clang__))
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return;
+#elif defined(QGEMV_X86) && defined(_MSC_VER)
+    int r[4];
+    __cpuid(r, 0);
+    const unsigned b = (unsigned)r[1], c = (unsigned)r[2], d = (unsigned)r[3];
+#else
+    return;
+#endif
+#if defined(QGEMV_X86)
+    memcpy(out, &b, 4);   /* EBX, EDX, ECX: "Auth" "enti" "cAMD" */
+    memcpy(out + 4, &d, 4);
+    memcpy(out + 8, &c, 4);
+#endif
+}
+
 #endif /* QGEMV_RUNTIME_H */

@@ -38,7 +38,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const
         const block_q8_0x16 *b = p + ib;
         __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
         for (int i = 0; i < 8; i++) {
-            QGEMV_PREFETCH_LINE(b->qs + 64 * i);
+            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * i, CB);
             u[i] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b->qs + 64 * i)), flip);
         }
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));

@@ -94,13 +94,17 @@ QGEMV_DEFINE_INTERLEAVE_X16(iq4_xs, QK_K)
 QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
-/* every pass prefetches each level line it loads QGEMV_STREAM_AHEAD bytes ahead
- * (QGEMV_PREFETCH_LINE): batch 8 10-30% faster on a Zen 4; a single column on an Intel Xeon
- * (AMX, a KVM guest), whose prefetcher left the panels' GEMV waiting on memory (14336 x 4096
- * out of cache, 2 threads: q3_K 2.26 -> 1.19 ms, q2_K 1.17 -> 0.96, tq2_0 0.90 -> 0.69, q5_K
- * 1.91 -> 1.68, iq4_xs 1.59 -> 1.45, q4_K and q6_K even or better; 1 thread: q4_K 2.65 ->
- * 2.81, the rest as at 2).  The Zen 4 had streamed the single column faster without (q4_K
- * 1.5 -> 1.3 ms, 1 thread; not measured there since).  q8_0_x16.h does the same. */
+/* every pass of two columns or more prefetches each level line it loads QGEMV_STREAM_AHEAD
+ * bytes ahead (batch 8 10-30% faster on a Zen 4).  A single column's AVX-512 passes of the
+ * K-quants (and q8_0_x16.h's) do so only where the CPU needs it (QGEMV_PREFETCH_PASS_LINE,
+ * include/qgemv/simd.h; chosen at import).  An Intel Xeon (AMX, a KVM guest) needs it: without,
+ * the panels' GEMV waited on memory (14336 x 4096 out of cache, 2 threads: q3_K 2.26 -> 1.19 ms
+ * with, q2_K 1.17 -> 0.96, q5_K 1.91 -> 1.68, q4_K and q6_K even or better).  A Zen 4 streams
+ * them faster without (prefetch on -> off, same run, 1 / 2 threads: q8_0 4.8-5.1 -> 3.4-3.6 /
+ * 2.5-3.0 -> 1.4-2.2 ms, q2_K 1.4-1.7 -> 1.0-1.6 / 0.78-0.95 -> 0.66-0.82, q5_K 2.3-2.8 ->
+ * 2.1-2.4 / 1.5-2.4 -> 1.3-2.3; q3_K, q4_K, q6_K even).  iq4_xs and tq2_0 ran even or slower
+ * without (iq4_xs 2 threads 1.12-1.47 -> 1.17-1.92 ms), and the AVX2 passes were not measured
+ * on a CPU that runs them natively, so these prefetch on every CPU. */
 
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
  * than 4, q4_K even), 4 in AVX2's 16 */
@@ -254,7 +258,7 @@ static inline void x16_fold_min_512(__m512 *acc, __m512 dmin, const block_q8_K *
                 __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                                 \
                 for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();            \
                 for (int k = 0; k < 8; k++) {                                                   \
-                    QGEMV_PREFETCH_LINE(b->qs + 64 * (8 * c + k));                           \
+                    QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), CB);                           \
                     const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * c + k))); \
                     __m512i u0 = _mm512_and_si512(v, low4);                                     \
                     __m512i u1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), low4);               \
@@ -316,8 +320,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
                 for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();
                 for (int kk = 0; kk < 4; kk++) {
                     const int k = 4 * s + kk, g = 16 * h + k;   /* values 128 h + 4 k .., 64 more */
-                    QGEMV_PREFETCH_LINE(x16_ql_q6_K(b, g));
-                    if (k < 8) QGEMV_PREFETCH_LINE(x16_qh_q6_K(b, h, k));
+                    QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, g), CB);
+                    if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), CB);
                     const __m512i l = _mm512_loadu_si512((const void *)x16_ql_q6_K(b, g));
                     const __m512i q = _mm512_loadu_si512((const void *)x16_qh_q6_K(b, h, k % 8));
                     /* qh bits 0-1 (k < 8) or 2-3 above the low nibble, bits 4-5 or 6-7 above the high */
@@ -375,7 +379,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                     for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
                     for (int kk = 0; kk < 4; kk++) {
                         const int g = 8 * h + 4 * gg + kk;
-                        if (f == 0) QGEMV_PREFETCH_LINE(b->qs + 64 * g);
+                        if (f == 0) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
                         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
                         const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
                         for (int j = 0; j < CB; j++) {
@@ -430,8 +434,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
                     for (int kk = 0; kk < 4; kk++) {
                         const int m = 4 * gg + kk, g = 8 * h + m;
                         if (f == 0) {
-                            QGEMV_PREFETCH_LINE(b->qs + 64 * g);
-                            if (h == 0) QGEMV_PREFETCH_LINE(b->hmask + 64 * m);
+                            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
+                            if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, CB);
                         }
                         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
                         const __m512i hm = _mm512_loadu_si512((const void *)(b->hmask + 64 * m));
