@@ -45,8 +45,9 @@ isa: str = choose()
 
 
 # CPUs whose own prefetcher streams a single column's panels faster than with software
-# prefetches on top (Zen 4: q4_K 14336 x 4096 out of cache 1.51 -> 1.26 ms, q2_K 0.87 -> 0.65 at 2
-# threads); elsewhere (an Intel Xeon: q3_K 2.26 -> 1.19 ms with them) they stay on
+# prefetches on top (Zen 4, 14336 x 4096 out of cache, 1 thread: q8_0 4.7-5.2 -> 3.3-3.6 ms, q2_K
+# 1.4-1.7 -> 1.0-1.6; benches/RESULTS.md); elsewhere (an Intel Xeon: q3_K 2.26 -> 1.19 ms with
+# them, 2 threads) they stay on
 _STREAMS_ALONE = ("AuthenticAMD",)
 
 
