@@ -45,10 +45,12 @@ isa: str = choose()
 
 
 # CPUs whose own prefetcher streams a single column's panels faster than with software
-# prefetches on top (Zen 4, 14336 x 4096 out of cache, 1 thread: q8_0 4.7-5.2 -> 3.3-3.6 ms, q2_K
-# 1.4-1.7 -> 1.0-1.6; benches/RESULTS.md); elsewhere (an Intel Xeon: q3_K 2.26 -> 1.19 ms with
-# them, 2 threads) they stay on
+# prefetches on top; elsewhere they stay on (the figures: src/formats/superblocks_x16.h)
 _STREAMS_ALONE = ("AuthenticAMD",)
+
+
+#: the CPU's CPUID vendor string, read once ("" off x86)
+cpu_vendor: str = _kernels.cpu_vendor()
 
 
 def choose_gemv_prefetch(env: str | None = None, vendor: str | None = None) -> bool:
@@ -59,8 +61,7 @@ def choose_gemv_prefetch(env: str | None = None, vendor: str | None = None) -> b
         if env.strip() not in ("0", "1"):
             raise RuntimeError(f"QGEMV_GEMV_PREFETCH={env!r}: expected 0 or 1")
         return env.strip() == "1"
-    vendor = _kernels.cpu_vendor() if vendor is None else vendor
-    return vendor not in _STREAMS_ALONE
+    return (cpu_vendor if vendor is None else vendor) not in _STREAMS_ALONE
 
 
 #: the single-column panel prefetch every variant uses (set_gemv_prefetch changes it)
