@@ -127,6 +127,27 @@ static inline void iq_sign_bytes7(__m256i sg, uint8_t out[32]) {
                         _mm256_and_si256(_mm256_slli_epi32(sg, 3), _mm256_set1_epi32(0x7f000000))));
     _mm256_storeu_si256((__m256i *)out, iq_with_parity(b));
 }
+#if defined(QGEMV_AVX512)
+/* 8 uint32 / 4 uint64 table entries (e0 in lane 0), each by one EVEX broadcast load merged under
+ * a mask: AVX2's VEX blends cannot reach ymm16-31, so GCC copied registers around them */
+static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const uint32_t *p5, const uint32_t *p4,
+                                  const uint32_t *p3, const uint32_t *p2, const uint32_t *p1, const uint32_t *p0) {
+    __m256i a = _mm256_set1_epi32((int)*p0);
+    __m256i b = _mm256_set1_epi32((int)*p4);
+    a = _mm256_mask_set1_epi32(a, 0x02, (int)*p1);
+    b = _mm256_mask_set1_epi32(b, 0x20, (int)*p5);
+    a = _mm256_mask_set1_epi32(a, 0x04, (int)*p2);
+    b = _mm256_mask_set1_epi32(b, 0x40, (int)*p6);
+    a = _mm256_mask_set1_epi32(a, 0x08, (int)*p3);
+    b = _mm256_mask_set1_epi32(b, 0x80, (int)*p7);
+    return _mm256_mask_blend_epi32(0xf0, a, b);
+}
+static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const uint64_t *p1, const uint64_t *p0) {
+    const __m256i a = _mm256_mask_set1_epi64(_mm256_set1_epi64x((long long)*p0), 0x2, (long long)*p1);
+    const __m256i b = _mm256_mask_set1_epi64(_mm256_set1_epi64x((long long)*p2), 0x8, (long long)*p3);
+    return _mm256_mask_blend_epi64(0xc, a, b);
+}
+#else
 /* 8 uint32 table entries (e0 in lane 0) by broadcast loads and blends, no shuffle-port inserts */
 static inline __m256i iq_set8_u32(const uint32_t *p7, const uint32_t *p6, const uint32_t *p5, const uint32_t *p4,
                                   const uint32_t *p3, const uint32_t *p2, const uint32_t *p1, const uint32_t *p0) {
@@ -142,6 +163,16 @@ static inline __m256i iq_set4_u64(const uint64_t *p3, const uint64_t *p2, const 
     const __m256i a = _mm256_blend_epi32(_mm256_set1_epi64x((long long)*p0), _mm256_set1_epi64x((long long)*p1), 0x0c);
     const __m256i b = _mm256_blend_epi32(_mm256_set1_epi64x((long long)*p2), _mm256_set1_epi64x((long long)*p3), 0xc0);
     return _mm256_blend_epi32(a, b, 0xf0);
+}
+#endif
+
+/* ix itself, hidden from the optimiser, so that the indices and signs grid_<name> reads from it
+ * come from memory (one load each, an address or a mask register) and not out of the vector
+ * registers grid_indices_<name> stored (GCC's forwarding: a 2-uop vpextrw per index) */
+static inline const uint16_t *iq_indices_in_memory(const uint16_t ix[QK_K / 4]) {
+    const uint16_t *p = ix;
+    __asm__("" : "+r"(p) : "m"(*(const uint16_t(*)[QK_K / 4])ix));
+    return p;
 }
 
 /* the same sub-blocks as 32 magnitudes (u8) and their 32 signs (qgemv_signs_32: AVX2 a
@@ -286,7 +317,8 @@ static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, qgemv_signs_32 si
 #endif
 }
 
-#define QGEMV_GRID_INDICES_IQ(name, b, ix) grid_indices_##name(b, ix)
+/* the block's grid indices stored in ix, and the pointer grid_<name> reads them through */
+#define QGEMV_GRID_INDICES_IQ(name, b, ix) (grid_indices_##name(b, ix), iq_indices_in_memory(ix))
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
         qgemv_signs_32 sgn_;                                                               \
@@ -332,8 +364,8 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
             QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                                   \
             const __m256i sc = scales16_##name(&x[ib]);                                    \
-            uint16_t ix[QK_K / 4];                                                         \
-            grid_indices_##name(&x[ib], ix);                                               \
+            uint16_t ix_[QK_K / 4];                                                        \
+            const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, &x[ib], ix_);                 \
             __m256i sum[QGEMV_TILE_COLS_MAX];                                               \
             for (int j = 0; j < CB; j++) sum[j] = _mm256_setzero_si256();                  \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
@@ -347,8 +379,8 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
     }                                                                                      \
     static void iq_decode_##name(const block_##name *b, iq_decoded *dec) {   /* d: d0 */   \
         const __m256i sc = scales16_##name(b);                                             \
-        uint16_t ix[QK_K / 4];                                                             \
-        grid_indices_##name(b, ix);                                                        \
+        uint16_t ix_[QK_K / 4];                                                            \
+        const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, b, ix_);                          \
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
             dec->mag[ib32] = grid_##name(b, ib32, &dec->sgn[ib32], ix);                    \
             dec->ls[ib32] = iq_scales_of_sub(sc, ib32);                                    \
@@ -414,7 +446,7 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
 #define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
 #endif
 #else
-#define QGEMV_GRID_INDICES_IQ(name, b, ix) (void)(ix)
+#define QGEMV_GRID_INDICES_IQ(name, b, ix) ((void)(b), (const uint16_t *)(ix))
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
         int8_t q_[32];                                                                     \
@@ -452,8 +484,8 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
         const block_##name *x = (const block_##name *)src;                                 \
         for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
             const float d = qgemv_fp16_to_fp32(x[ib].d);                                   \
-            uint16_t ix[QK_K / 4];   /* the block's grid indices where precomputed (AVX2) */ \
-            QGEMV_GRID_INDICES_IQ(name, &x[ib], ix);                                       \
+            uint16_t ix_[QK_K / 4];   /* the block's grid indices where precomputed (AVX2) */ \
+            const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, &x[ib], ix_);                 \
             for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                 \
                 int s[2];                                                                  \
                 sub_scales_##name(&x[ib], ib32, s);                                        \
