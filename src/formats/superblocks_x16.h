@@ -228,12 +228,36 @@ static inline void x16_fold_min_512(__m512 *acc, __m512 dmin, const block_q8_K *
     for (int j = 0; j < CB; j++)
         acc[j] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, _mm512_set1_ps(y[j][ib].d)), _mm512_cvtepi32_ps(msum[j]), acc[j]);
 }
+/* a q4_K / q5_K pass's step k of values 64 c ..: the levels of sub-block 2 c + half (the low
+ * nibbles of the 64-byte group, half 0, or the high ones), for halves h0 .. h0 + nh - 1, plus
+ * q5_K's 5th bit (qh: bit 2 c of byte 4 k + i is value 64 c + 4 k + i's, bit 2 c + 1 that of 32
+ * more; qh NULL for q4_K), against the CB columns' 4 activations: t[hh][j] += their products */
+QGEMV_ALWAYS_INLINE void x16_k45_step(const uint8_t *qs, const uint8_t *qh, const int c, const int k, const int h0,
+                                      const int nh, const block_q8_K *const *y, int64_t ib, const int CB,
+                                      __m512i t[2][QGEMV_X16_COLS]) {
+    if (!h0) QGEMV_PREFETCH_PASS_LINE(qs + 64 * (8 * c + k), CB);   /* once a line */
+    const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
+    const __m512i h = qh ? _mm512_srli_epi32(_mm512_loadu_si512((const void *)(qh + 64 * k)), 2 * c) : v;
+    for (int hh = 0; hh < nh; hh++) {
+        const int half = h0 + hh;
+        __m512i u = _mm512_and_si512(half ? _mm512_srli_epi32(v, 4) : v, _mm512_set1_epi8(0x0f));
+        if (qh) u = _mm512_or_si512(u, _mm512_and_si512(_mm512_slli_epi32(h, 4 - half), _mm512_set1_epi8(0x10)));
+        for (int j = 0; j < CB; j++) {
+            const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 32 * half + 4 * k;
+            t[hh][j] = _mm512_dpbusd_epi32(t[hh][j], u, _mm512_set1_epi32((int)qgemv_k_word(q)));
+        }
+    }
+}
+/* isum[j] += t[j] times the 16 rows' scales of a sub-block (bytes at sc) */
+QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, const int CB, __m512i *isum) {
+    const __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)sc));
+    for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], s));
+}
 /* a pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
  * + j] */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
     QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
                                              int64_t act_stride, const int CB, float *out, int64_t out_stride) { \
-        const __m512i low4 = _mm512_set1_epi8(0x0f);                                            \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
         __m512 acc[QGEMV_X16_COLS];                                                             \
         x16_columns_512(a, act_stride, CB, y, acc);                                             \
@@ -241,44 +265,41 @@ static inline void x16_fold_min_512(__m512 *acc, __m512 dmin, const block_q8_K *
             const block_##name##x16 *b = p + ib;                                                \
             uint8_t sc[128], mn[128];                                                           \
             x16_scales_mins(b->scales, sc, mn);                                                 \
+            __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
             __m512i mpair[4];   /* lane r: int16 (m_r,2k, m_r,2k+1) */                          \
             for (int k = 0; k < 4; k++) {                                                       \
                 const __m128i m0 = _mm_loadu_si128((const __m128i *)(mn + 32 * k));             \
                 const __m128i m1 = _mm_loadu_si128((const __m128i *)(mn + 32 * k + 16));        \
                 mpair[k] = x16_pairs16_u8(m0, m1);                                              \
             }                                                                                   \
-            __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
             for (int j = 0; j < CB; j++) {                                                      \
                 uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */              \
                 _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));                     \
                 msum[j] = x16_dot_pairs(mpair, 4, bp);                                          \
-                isum[j] = _mm512_setzero_si512();                                               \
             }                                                                                   \
-            for (int c = 0; c < 4; c++) {   /* values 64 c ..: sub-blocks 2 c (low), 2 c + 1 */ \
-                __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                                 \
-                for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();            \
-                for (int k = 0; k < 8; k++) {                                                   \
-                    QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), CB);                           \
-                    const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * c + k))); \
-                    __m512i u0 = _mm512_and_si512(v, low4);                                     \
-                    __m512i u1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), low4);               \
-                    HIGH_BIT({   /* qh bit 2 c of byte 4 k + i: value 64 c + 4 k + i, bit 2 c + 1: 32 more */ \
-                        const __m512i h = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(b->qh + 64 * k)), 2 * c); \
-                        const __m512i bit4 = _mm512_set1_epi8(0x10);                            \
-                        u0 = _mm512_or_si512(u0, _mm512_and_si512(_mm512_slli_epi32(h, 4), bit4)); \
-                        u1 = _mm512_or_si512(u1, _mm512_and_si512(_mm512_slli_epi32(h, 3), bit4)); \
-                    })                                                                          \
-                    for (int j = 0; j < CB; j++) {                                              \
-                        const int8_t *q = y[j][ib].qs + 64 * c + 4 * k;                         \
-                        t0[j] = _mm512_dpbusd_epi32(t0[j], u0, _mm512_set1_epi32(qgemv_k_word((const uint8_t *)q))); \
-                        t1[j] = _mm512_dpbusd_epi32(t1[j], u1, _mm512_set1_epi32(qgemv_k_word((const uint8_t *)q + 32))); \
+            for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();                      \
+            /* values 64 c ..: sub-block 2 c (the low nibbles) and 2 c + 1 (the high).  Up to 4 \
+             * columns take both in one sweep; 8 take one at a time, the 8 steps unrolled, their \
+             * 8 sums in 8 registers (both at once, and the minimums' sums beside them, took   \
+             * more than the 32 registers: GCC spilled sums to the stack and copied the rest   \
+             * every step; q4_K batch 8 and 32 11-19% faster, q5_K 6-11%).  A single column    \
+             * keeps its loop rolled: unrolled, q5_K's GEMV ran 1.3x slower */                 \
+            for (int c = 0; c < 4; c++) {                                                       \
+                __m512i t[2][QGEMV_X16_COLS];                                                   \
+                if (CB > 4) {                                                                   \
+                    for (int half = 0; half < 2; half++) {                                      \
+                        for (int j = 0; j < CB; j++) t[0][j] = _mm512_setzero_si512();          \
+                        _Pragma("GCC unroll 8")                                                 \
+                        for (int k = 0; k < 8; k++)                                             \
+                            x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, half, 1, y, ib, CB, t); \
+                        x16_k45_scale(sc + 32 * c + 16 * half, t[0], CB, isum);                 \
                     }                                                                           \
+                } else {                                                                        \
+                    for (int j = 0; j < CB; j++) t[0][j] = t[1][j] = _mm512_setzero_si512();    \
+                    for (int k = 0; k < 8; k++) x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, 0, 2, y, ib, CB, t); \
+                    x16_k45_scale(sc + 32 * c, t[0], CB, isum);                                 \
+                    x16_k45_scale(sc + 32 * c + 16, t[1], CB, isum);                            \
                 }                                                                               \
-                const __m512i s0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(sc + 32 * c))); \
-                const __m512i s1 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(sc + 32 * c + 16))); \
-                for (int j = 0; j < CB; j++)                                                    \
-                    isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(t0[j], s0), \
-                                                                         _mm512_mullo_epi32(t1[j], s1))); \
             }                                                                                   \
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));        \
             const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));  \
@@ -318,6 +339,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
             for (int s = 0; s < 4; s++) {   /* sub-blocks 8 h + s (low nibbles) and 8 h + 4 + s (high) */
                 __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];
                 for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm512_setzero_si512();
+                /* unrolled: rolled, GCC copied the 16 sums from register to register every step
+                 * (batch 32 1.3x slower, batch 8 1.14x) */
+                _Pragma("GCC unroll 4")
                 for (int kk = 0; kk < 4; kk++) {
                     const int k = 4 * s + kk, g = 16 * h + k;   /* values 128 h + 4 k .., 64 more */
                     QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, g), CB);
@@ -431,6 +455,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
                 for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg: qs groups 8 h + 4 gg .. + 3 */
                     __m512i t[QGEMV_X16_COLS];
                     for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
+                    /* unrolled as q6_K's (even to 0.85x) */
+                    _Pragma("GCC unroll 4")
                     for (int kk = 0; kk < 4; kk++) {
                         const int m = 4 * gg + kk, g = 8 * h + m;
                         if (f == 0) {
