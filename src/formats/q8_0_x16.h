@@ -51,9 +51,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const
             _mm256_storeu_si256((__m256i *)off, _mm256_sub_epi32(_mm256_setzero_si256(), s4));
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(scale_q8_0(&y[j][ib])));
             for (int i = 0; i < 8; i++) {
-                int32_t a4;
-                memcpy(&a4, aq + 4 * i, 4);
-                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(off[i]), u[i], _mm512_set1_epi32(a4));
+                const __m512i s = qgemv_dpbusd_bcst_512(_mm512_set1_epi32(off[i]), u[i], aq + 4 * i);
                 acc[j][i] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[j][i]);
             }
         }

@@ -244,7 +244,7 @@ QGEMV_ALWAYS_INLINE void x16_k45_step(const uint8_t *qs, const uint8_t *qh, cons
         if (qh) u = _mm512_or_si512(u, _mm512_and_si512(_mm512_slli_epi32(h, 4 - half), _mm512_set1_epi8(0x10)));
         for (int j = 0; j < CB; j++) {
             const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 32 * half + 4 * k;
-            t[hh][j] = _mm512_dpbusd_epi32(t[hh][j], u, _mm512_set1_epi32((int)qgemv_k_word(q)));
+            t[hh][j] = qgemv_dpbusd_bcst_512(t[hh][j], u, q);
         }
     }
 }
@@ -355,8 +355,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
                                                        _mm512_and_si512(k < 8 ? q : _mm512_srli_epi32(q, 2), bits45));
                     for (int j = 0; j < CB; j++) {
                         const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 4 * k;
-                        t0[j] = _mm512_dpbusd_epi32(t0[j], u0, _mm512_set1_epi32((int)qgemv_k_word(x)));
-                        t1[j] = _mm512_dpbusd_epi32(t1[j], u1, _mm512_set1_epi32((int)qgemv_k_word(x + 64)));
+                        t0[j] = qgemv_dpbusd_bcst_512(t0[j], u0, x);
+                        t1[j] = qgemv_dpbusd_bcst_512(t1[j], u1, x + 64);
                     }
                 }
                 const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + s))));
@@ -408,7 +408,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
                         for (int j = 0; j < CB; j++) {
                             const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
-                            t[j] = _mm512_dpbusd_epi32(t[j], u, _mm512_set1_epi32((int)qgemv_k_word(x)));
+                            t[j] = qgemv_dpbusd_bcst_512(t[j], u, x);
                         }
                     }
                     const __m512i sc = _mm512_and_si512(
@@ -469,7 +469,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
                                                           _mm512_and_si512(_mm512_slli_epi32(_mm512_srli_epi32(hm, 4 * h + f), 2), bit2));
                         for (int j = 0; j < CB; j++) {
                             const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * m;
-                            t[j] = _mm512_dpbusd_epi32(t[j], u, _mm512_set1_epi32((int)qgemv_k_word(x)));
+                            t[j] = qgemv_dpbusd_bcst_512(t[j], u, x);
                         }
                     }
                     const __m512i s = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(sc + 16 * (8 * h + 2 * f + gg))));
@@ -523,8 +523,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
                 const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
                 for (int j = 0; j < CB; j++) {
                     const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
-                    t[j] = _mm512_dpbusd_epi32(t[j], u0, _mm512_set1_epi32((int)qgemv_k_word(x)));
-                    t[j] = _mm512_dpbusd_epi32(t[j], u1, _mm512_set1_epi32((int)qgemv_k_word(x + 16)));
+                    t[j] = qgemv_dpbusd_bcst_512(t[j], u0, x);
+                    t[j] = qgemv_dpbusd_bcst_512(t[j], u1, x + 16);
                 }
             }
             const __m512i sc = QGEMV_IQ4_XS_X16_SCALE(s);
@@ -687,7 +687,7 @@ QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8
             const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
             for (int j = 0; j < CB; j++) {
                 const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * (g / 8) + 32 * f + 4 * (g % 8);
-                s[j][f % chains] = _mm512_dpbusd_epi32(s[j][f % chains], u, _mm512_set1_epi32((int)qgemv_k_word(x)));
+                s[j][f % chains] = qgemv_dpbusd_bcst_512(s[j][f % chains], u, x);
             }
         }
     }
