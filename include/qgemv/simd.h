@@ -106,6 +106,17 @@ static inline __m512i qgemv_dpbusd_bcst_512(__m512i acc, __m512i u, const void *
     return _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32(v));
 #endif
 }
+/* the same on 8 lanes ({1to8}) */
+static inline __m256i qgemv_dpbusd_bcst_256(__m256i acc, __m256i u, const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__("vpdpbusd %2%{1to8%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)p));
+    return acc;
+#else
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_dpbusd_epi32(acc, u, _mm256_set1_epi32(v));
+#endif
+}
 #endif
 
 /* s8 x s8 products summed in groups of 4: |x| * (y with x's sign) keeps maddubs' u8 x s8 */

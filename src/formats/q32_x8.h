@@ -155,11 +155,8 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
     if (kind == X8_VNNI) {   /* two chains, summed: a GEMV's blocks overlap better */
         __m256i s0 = _mm256_set1_epi32(-corr), s1 = _mm256_setzero_si256();
         for (int g = 0; g < 4; g++) {
-            int32_t lo, hi;
-            memcpy(&lo, aq + 4 * g, 4);
-            memcpy(&hi, aq + 16 + 4 * g, 4);
-            s0 = _mm256_dpbusd_epi32(s0, u[2 * g], _mm256_set1_epi32(lo));
-            s1 = _mm256_dpbusd_epi32(s1, u[2 * g + 1], _mm256_set1_epi32(hi));
+            s0 = qgemv_dpbusd_bcst_256(s0, u[2 * g], aq + 4 * g);
+            s1 = qgemv_dpbusd_bcst_256(s1, u[2 * g + 1], aq + 16 + 4 * g);
         }
         return _mm256_add_epi32(s0, s1);
     }
@@ -323,12 +320,9 @@ static inline void x8_split(__m512 v, __m256 *lo, __m256 *hi) {
                 const int8_t *aq = y[c][k].qs;                                                  \
                 __m512i s0 = _mm512_set1_epi32(-corr[k * stride + c]), s1 = _mm512_setzero_si512(); \
                 for (int g = 0; g < 4; g++) {   /* one chain per column, two for fewer columns */ \
-                    int32_t lo, hi;                                                             \
-                    memcpy(&lo, aq + 4 * g, 4);                                                 \
-                    memcpy(&hi, aq + 16 + 4 * g, 4);                                            \
-                    s0 = _mm512_dpbusd_epi32(s0, u[2 * g], _mm512_set1_epi32(lo));              \
-                    if (CB < 4) s1 = _mm512_dpbusd_epi32(s1, u[2 * g + 1], _mm512_set1_epi32(hi)); \
-                    else s0 = _mm512_dpbusd_epi32(s0, u[2 * g + 1], _mm512_set1_epi32(hi));     \
+                    s0 = qgemv_dpbusd_bcst_512(s0, u[2 * g], aq + 4 * g);                       \
+                    if (CB < 4) s1 = qgemv_dpbusd_bcst_512(s1, u[2 * g + 1], aq + 16 + 4 * g);  \
+                    else s0 = qgemv_dpbusd_bcst_512(s0, u[2 * g + 1], aq + 16 + 4 * g);         \
                 }                                                                               \
                 if (CB < 4) s0 = _mm512_add_epi32(s0, s1);                                      \
                 ac[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_mul_ps(dw, _mm512_set1_ps(da[k * stride + c])), ac[c]); \
