@@ -278,29 +278,22 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
                 msum[j] = x16_dot_pairs(mpair, 4, bp);                                          \
             }                                                                                   \
             for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();                      \
-            /* values 64 c ..: sub-block 2 c (the low nibbles) and 2 c + 1 (the high).  Up to 4 \
-             * columns take both in one sweep; 8 take one at a time, the 8 steps unrolled, their \
-             * 8 sums in 8 registers (both at once, and the minimums' sums beside them, took   \
-             * more than the 32 registers: GCC spilled sums to the stack and copied the rest   \
-             * every step; q4_K batch 8 and 32 11-19% faster, q5_K 6-11%).  A single column    \
-             * keeps its loop rolled: unrolled, q5_K's GEMV ran 1.3x slower */                 \
-            for (int c = 0; c < 4; c++) {                                                       \
-                __m512i t[2][QGEMV_X16_COLS];                                                   \
-                if (CB > 4) {                                                                   \
-                    for (int half = 0; half < 2; half++) {                                      \
-                        for (int j = 0; j < CB; j++) t[0][j] = _mm512_setzero_si512();          \
-                        _Pragma("GCC unroll 8")                                                 \
-                        for (int k = 0; k < 8; k++)                                             \
-                            x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, half, 1, y, ib, CB, t); \
-                        x16_k45_scale(sc + 32 * c + 16 * half, t[0], CB, isum);                 \
-                    }                                                                           \
-                } else {                                                                        \
-                    for (int j = 0; j < CB; j++) t[0][j] = t[1][j] = _mm512_setzero_si512();    \
-                    for (int k = 0; k < 8; k++) x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, 0, 2, y, ib, CB, t); \
-                    x16_k45_scale(sc + 32 * c, t[0], CB, isum);                                 \
-                    x16_k45_scale(sc + 32 * c + 16, t[1], CB, isum);                            \
+            /* values 64 c ..: sub-block 2 c (the low nibbles) and 2 c + 1 (the high), the 8   \
+             * steps unrolled.  Up to 4 columns take both in one sweep; 8 take one at a time,   \
+             * their 8 sums in 8 registers (both at once, beside the totals and the minimums'  \
+             * sums, took more than the 32 registers: GCC spilled sums to the stack and copied \
+             * the rest every step; q4_K batch 8 and 32 11-19% faster, q5_K 6-11%).  The       \
+             * minimums' sums come first: formed after the loop, q5_K's GEMV ran 1.3x slower */ \
+            const int nh = CB > 4 ? 1 : 2;                                                      \
+            for (int c = 0; c < 4; c++)                                                         \
+                for (int h0 = 0; h0 < 2; h0 += nh) {                                            \
+                    __m512i t[2][QGEMV_X16_COLS];                                               \
+                    for (int hh = 0; hh < nh; hh++)                                             \
+                        for (int j = 0; j < CB; j++) t[hh][j] = _mm512_setzero_si512();         \
+                    _Pragma("GCC unroll 8")                                                     \
+                    for (int k = 0; k < 8; k++) x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, h0, nh, y, ib, CB, t); \
+                    for (int hh = 0; hh < nh; hh++) x16_k45_scale(sc + 32 * c + 16 * (h0 + hh), t[hh], CB, isum); \
                 }                                                                               \
-            }                                                                                   \
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));        \
             const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));  \
             x16_fold_512(acc, d, y, ib, isum, CB);                                              \
