@@ -93,30 +93,26 @@ static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
 }
 
 #if defined(QGEMV_AVX512)
-/* acc + u . (the 4 bytes at p in every lane): vpdpbusd with an embedded broadcast ({1to16}),
- * which GCC does not form by itself (it emits a vpbroadcastd, a vector uop more, per product;
- * the K-quant panels' batch passes 3-15% faster without them on a Zen 4) */
-static inline __m512i qgemv_dpbusd_bcst_512(__m512i acc, __m512i u, const void *p) {
+/* acc + u . (the 4 bytes at p in every lane): vpdpbusd with an embedded broadcast ({1to16},
+ * {1to8}), which GCC does not form by itself (it emits a vpbroadcastd, a vector uop more, per
+ * product; the panels' batch passes ran 3-18% faster without them on a Zen 4).  The operand
+ * is read as char[4], which may alias the int8 activations */
 #if defined(__GNUC__) || defined(__clang__)
-    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)p));
-    return acc;
+#define QGEMV_DEFINE_DPBUSD_BCST(bits, lanes)                                                 \
+    static inline __m##bits##i qgemv_dpbusd_bcst_##bits(__m##bits##i acc, __m##bits##i u, const void *p) { \
+        __asm__("vpdpbusd %2%{1to" #lanes "%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const char(*)[4])p)); \
+        return acc;                                                                         \
+    }
 #else
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32(v));
+#define QGEMV_DEFINE_DPBUSD_BCST(bits, lanes)                                                 \
+    static inline __m##bits##i qgemv_dpbusd_bcst_##bits(__m##bits##i acc, __m##bits##i u, const void *p) { \
+        int32_t v;                                                                          \
+        memcpy(&v, p, 4);                                                                   \
+        return _mm##bits##_dpbusd_epi32(acc, u, _mm##bits##_set1_epi32(v));                  \
+    }
 #endif
-}
-/* the same on 8 lanes ({1to8}) */
-static inline __m256i qgemv_dpbusd_bcst_256(__m256i acc, __m256i u, const void *p) {
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("vpdpbusd %2%{1to8%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)p));
-    return acc;
-#else
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm256_dpbusd_epi32(acc, u, _mm256_set1_epi32(v));
-#endif
-}
+QGEMV_DEFINE_DPBUSD_BCST(512, 16)
+QGEMV_DEFINE_DPBUSD_BCST(256, 8)
 #endif
 
 /* s8 x s8 products summed in groups of 4: |x| * (y with x's sign) keeps maddubs' u8 x s8 */

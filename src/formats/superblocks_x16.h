@@ -237,7 +237,7 @@ QGEMV_ALWAYS_INLINE void x16_k45_step(const uint8_t *qs, const uint8_t *qh, cons
                                       __m512i t[2][QGEMV_X16_COLS]) {
     if (!h0) QGEMV_PREFETCH_PASS_LINE(qs + 64 * (8 * c + k), CB);   /* once a line */
     const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
-    const __m512i h = qh ? _mm512_srli_epi32(_mm512_loadu_si512((const void *)(qh + 64 * k)), 2 * c) : v;
+    const __m512i h = qh ? _mm512_srli_epi32(_mm512_loadu_si512((const void *)(qh + 64 * k)), 2 * c) : _mm512_setzero_si512();
     for (int hh = 0; hh < nh; hh++) {
         const int half = h0 + hh;
         __m512i u = _mm512_and_si512(half ? _mm512_srli_epi32(v, 4) : v, _mm512_set1_epi8(0x0f));
