@@ -185,14 +185,18 @@ static inline __m256i grid_iq2_xxs(const block_iq2_xxs *b, int ib32, qgemv_signs
 }
 static inline __m256i grid_iq2_xs(const block_iq2_xs *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     (void)b;   /* grid_indices_iq2_xs: the 9-bit indices in ix[0..31], the sign bytes after them */
-    const uint16_t *i = ix + 4 * ib32;
+    /* the 4 indices in one load, taken apart in general registers: GEMV 5-8% faster, 2-4
+     * columns 4-6% slower (iq2_s: 5-14% faster, 4 columns even) */
+    const uint64_t w = iq_load_u64(ix + 4 * ib32);
     *sgn = qgemv_signs_of_bits_32((const uint8_t *)(ix + QK_K / 8) + 4 * ib32);
-    return iq_set4_u64(&iq2xs_grid[i[3]], &iq2xs_grid[i[2]], &iq2xs_grid[i[1]], &iq2xs_grid[i[0]]);
+    return iq_set4_u64(&iq2xs_grid[w >> 48], &iq2xs_grid[(w >> 32) & 0xffff], &iq2xs_grid[(w >> 16) & 0xffff],
+                       &iq2xs_grid[w & 0xffff]);
 }
 static inline __m256i grid_iq2_s(const block_iq2_s *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     *sgn = qgemv_signs_of_bits_32(b->qs + QK_K / 8 + 4 * ib32);
-    const uint16_t *i = ix + 4 * ib32;
-    return iq_set4_u64(&iq2s_grid[i[3]], &iq2s_grid[i[2]], &iq2s_grid[i[1]], &iq2s_grid[i[0]]);
+    const uint64_t w = iq_load_u64(ix + 4 * ib32);   /* one load, as iq2_xs */
+    return iq_set4_u64(&iq2s_grid[w >> 48], &iq2s_grid[(w >> 32) & 0xffff], &iq2s_grid[(w >> 16) & 0xffff],
+                       &iq2s_grid[w & 0xffff]);
 }
 static inline __m256i grid_iq3_xxs(const block_iq3_xxs *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
     const uint8_t *idx = b->qs + 8 * ib32;
