@@ -293,12 +293,13 @@ def test_set_num_threads():
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
-def test_streaming_and_tile_paths_give_the_same_bits(fmt, monkeypatch):
+def test_streaming_and_tile_paths_give_the_same_bits(fmt, isa, monkeypatch):
     """Large single columns take the one-row-at-a-time loop, small ones and batches the row
     tiles: every tile keeps vec_dot's float operations, so the driver changes the speed, never
-    the bits."""
+    the bits.  37 blocks a row and 70 rows: past the chunks of blocks and rows the tiles
+    prepare a column's activations for (q1_0's GEMV rows: 32 blocks, 16 rows), with remainders."""
     from qgemv import qmatrix
-    rows, cols = 70, cols_for(fmt)
+    rows, cols = 70, 37 * max(fmt.block_size, 64)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=12, moderate=True), fmt.name, (rows, cols))
     x = np.random.default_rng(3).standard_normal(cols).astype(np.float32)
     tiled = m @ x

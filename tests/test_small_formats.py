@@ -164,6 +164,28 @@ def test_variants_agree_on_products(name):
         assert (np.abs(y - first) <= 2 * ROUNDING * scale).all(), isa
 
 
+def test_q1_0_vector_variants_give_the_same_bits():
+    """q1_0's AVX2 and AVX-512 kernels form the same exact sums in the same float lanes (the
+    AVX-512 GEMV rows prepare a column's activations per 32 blocks and 16 rows): the same bits,
+    single column or batch, past those chunks and with remainders."""
+    vector = [isa for isa in _dispatch.runnable() if isa != "baseline"]
+    if len(vector) < 2:
+        pytest.skip("this CPU runs fewer than two vector variants")
+    rows, cols = 40, 37 * 128
+    m = QMatrix(random_blocks("q1_0", rows, cols, seed=7, moderate=True), "q1_0", (rows, cols))
+    x = np.random.default_rng(7).standard_normal((cols, 5)).astype(np.float32)
+    saved, got = _dispatch.isa, {}
+    try:
+        for isa in vector:
+            _dispatch.isa = isa
+            got[isa] = (bits(m @ x[:, 0]), bits(m @ x))
+    finally:
+        _dispatch.isa = saved
+    for isa in vector[1:]:
+        for want, have in zip(got[vector[0]], got[isa]):
+            np.testing.assert_array_equal(have, want, err_msg=isa)
+
+
 # ---------------------------------------------------------------------- ggml's quantizers
 def vector_input() -> np.ndarray:
     """The input of rows 0-7 of the known-answer vectors: 0.1 + 2 cos(0.37 i + 1) for
