@@ -28,8 +28,8 @@ ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, 
               those of the other formats follow ggml's vec_dot (q32_pairs.h for their panels).
 gemv_tiles    a single column streaming from memory (no panels) reads its rows through the format's
               tile, several rows per pass (src/tiles.h), rather than row after row through vec_dot:
-              the ggml_repack formats (their vec_dot is one fma chain per row) and nvfp4 (its tile
-              converts a column's scales once for 16 rows).
+              the ggml_repack formats (their vec_dot is one fma chain per row), nvfp4 and q1_0
+              (their tiles prepare a column's scales, and q1_0's its activations, once for 16 rows).
 repack_as     the format whose layout ``m @ x`` rewrites the matrix into once (the same levels and
               scales, so the same results, from a layout that decodes faster: tq1_0's base-3
               trits become tq2_0's 2-bit fields, 22% more bytes, twice the speed); None: none.
@@ -140,7 +140,7 @@ FORMATS: tuple[Format, ...] = (
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),
     _f(39, "mxfp4", 32, 1 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(40, "nvfp4", 64, 4 + 32, "q8_0", "quant", _PROD | {_Q}, gemv_tiles=True),
-    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
+    _f(41, "q1_0", 128, 2 + 128 // 8, "q8_0", "quant", _PROD | {_Q}, gguf_py=False, gemv_tiles=True),
     _f(42, "q2_0", 64, 2 + 64 // 4, "q8_0", "quant", _PROD | {_Q}, gguf_py=False),
 )
 
