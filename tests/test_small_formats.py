@@ -164,21 +164,23 @@ def test_variants_agree_on_products(name):
         assert (np.abs(y - first) <= 2 * ROUNDING * scale).all(), isa
 
 
-def test_q1_0_vector_variants_give_the_same_bits():
-    """q1_0's AVX2 and AVX-512 kernels form the same exact sums in the same float lanes (the
-    AVX-512 GEMV rows prepare a column's activations per 32 blocks and 16 rows): the same bits,
-    single column or batch, past those chunks and with remainders."""
+@pytest.mark.parametrize("name", ["q1_0", "nvfp4"])
+def test_vector_variants_give_the_same_bits(name):
+    """q1_0's and nvfp4's AVX2 and AVX-512 kernels form the same exact sums in the same float
+    lanes (AVX-512: q1_0's GEMV rows prepare a column per 32 blocks and 16 rows, both formats'
+    batches go as column pairs prepared per 8 steps): the same bits, single column or batch,
+    past those chunks, with remainders and an odd nvfp4 block count."""
     vector = [isa for isa in _dispatch.runnable() if isa != "baseline"]
     if len(vector) < 2:
         pytest.skip("this CPU runs fewer than two vector variants")
-    rows, cols = 40, 37 * 128
-    m = QMatrix(random_blocks("q1_0", rows, cols, seed=7, moderate=True), "q1_0", (rows, cols))
-    x = np.random.default_rng(7).standard_normal((cols, 5)).astype(np.float32)
+    rows, cols = 40, 37 * _formats.lookup(name).block_size
+    m = QMatrix(random_blocks(name, rows, cols, seed=7, moderate=True), name, (rows, cols))
+    x = np.random.default_rng(7).standard_normal((cols, 11)).astype(np.float32)
     saved, got = _dispatch.isa, {}
     try:
         for isa in vector:
             _dispatch.isa = isa
-            got[isa] = (bits(m @ x[:, 0]), bits(m @ x))
+            got[isa] = [bits(m @ x[:, 0])] + [bits(m @ x[:, :batch]) for batch in (2, 3, 11)]
     finally:
         _dispatch.isa = saved
     for isa in vector[1:]:

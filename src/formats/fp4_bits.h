@@ -317,7 +317,9 @@ static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int
         gemv_rows_nvfp4((n), (const uint8_t *)(w), (row_stride), (nrows), (const block_q8_0 *)(a), (out), (out_stride)); \
         return;                                                                             \
     }
+#if !defined(QGEMV_AVX512)   /* AVX-512: column pairs (vec_dot_tile_pairs_nvfp4, below) */
 QGEMV_DEFINE_TILE_BY_COLS_WITH(nvfp4, q8_0, tile_nvfp4, QK_NVFP4, 4, NVFP4_ONE_COLUMN)
+#endif
 
 #if defined(QGEMV_AVX512)
 /* the 128 activations of a q1_0 block (its four q8_0 blocks' values) as two vectors of 64 */
@@ -473,35 +475,39 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
     }
 }
 #else
-/* ---------------------------------------------------------------- q1_0 tiles on AVX-512
- * Rows x column pairs, each pair's two columns in the halves of one 512-bit accumulator.  Per
- * (row, block) the bits become u = 2 (set) or 0 bytes once for all the columns; per pair four
- * vpdpbusd sum u_j a_j 4 to a lane, one tree of shuffled adds (q1_0_tree4) finishes every 16
- * values for both columns, and adding the pair's -sum_j a_j (the same tree over its
- * activations, once per chunk of blocks for all the rows) gives
- *     2 sum_u a - sum a = -sum_j (1 - 2 u_j) a_j = -S,
- * vec_dot's integers negated, which one permute puts in vec_dot's lanes for both columns.  Then
- * fma(d_y d_x, -S, acc) is vec_dot's fma(d_y (-d_x), S, acc) to the bit (negations are exact):
- * its bits on every (row, column).  C harness, 4096 x 4096, 1 thread, against the AVX2 tile:
- * batch 2 1.2x, 8 1.25-1.4x, 32 1.26-1.4x; batch 3 even (its second pair has one column). */
-#define Q1_0_PAIR_ROWS 16
-#define Q1_0_PAIR_BLOCKS 8   /* blocks per chunk: 3.5 KB of prepared columns per pair */
-#define Q1_0_PAIRS 4         /* column pairs per pass */
+/* ---------------------------------------------------------------- column pairs on AVX-512
+ * The batches of q1_0 and nvfp4, in steps of 128 weights against four q8_0 blocks (a q1_0 block,
+ * an nvfp4 block pair), rows x column pairs, a pair's two columns in the halves of one 512-bit
+ * accumulator.  Per (row, step) the weights become u8 codes u = q + bias in value order (q1_0:
+ * u = 2 for a set bit, 0 else, the "level" -2 u; nvfp4: kvalues + 12) and the step's scales dx
+ * (vec_dot's 8 lanes, twice), once for all the columns (pair_step_<name>).  Per pair four
+ * vpdpbusd sum u_j a_j 4 to a lane, one tree of shuffled adds (q8_0_tree4) finishes every 16
+ * values for both columns, and adding the pair's -bias sum_j a_j (the same tree over its
+ * activations, prepared once per chunk of steps for all the rows) leaves vec_dot's exact
+ * 16-value sums (q1_0: negated), which one permute (pick) puts in vec_dot's lanes for both
+ * columns.  Then fma(d_y d_x, sums, acc), vec_dot's float step (q1_0's fma(d_y (-d_x), S) with
+ * both signs flipped: exact), so every (row, column) gets vec_dot's bits.  C harness, 4096 x 4096,
+ * 1 thread, against the AVX2 tiles: q1_0 batch 2 1.2x, 8 1.25-1.4x, 32 1.26-1.4x, 3 even (its
+ * second pair has one column). */
+#define Q8_0_PAIR_ROWS 16
+#define Q8_0_PAIR_STEPS 8   /* steps per chunk: 3.5 KB of prepared columns per pair */
+#define Q8_0_PAIRS 4        /* column pairs per pass */
 typedef struct {
     __m512i qa[2][2];   /* [column][half]: q1_0_activations_512 */
-    __m512i nsum;       /* -sum_j a_j of every 16 values, as q1_0_tree4 lays out the products */
-    __m512 dy;          /* d_y(k) in lanes k and 4 + k (first column), 8 + k and 12 + k (second) */
-} q1_0_pair_block;
+    __m512i nsum;       /* -bias sum_j a_j of every 16 values, as q8_0_tree4 lays out the products */
+    __m512 dy;          /* the q8_0 scales in vec_dot's lanes: first column 0-7, second 8-15 */
+} q8_0_pair_step;
 
 /* four vectors of 4-value int32 sums (p0, p1: column 0's halves; p2, p3: column 1's) -> chunk c
  * (128 bits) holds the four 16-value totals of chunk c of p0, p1, p2, p3 */
-static inline __m512i q1_0_tree4(__m512i p0, __m512i p1, __m512i p2, __m512i p3) {
+static inline __m512i q8_0_tree4(__m512i p0, __m512i p1, __m512i p2, __m512i p3) {
     const __m512i a01 = _mm512_add_epi32(_mm512_unpacklo_epi32(p0, p1), _mm512_unpackhi_epi32(p0, p1));
     const __m512i a23 = _mm512_add_epi32(_mm512_unpacklo_epi32(p2, p3), _mm512_unpackhi_epi32(p2, p3));
     return _mm512_add_epi32(_mm512_unpacklo_epi64(a01, a23), _mm512_unpackhi_epi64(a01, a23));
 }
-/* a pair's view of one q1_0 block (the q8_0 blocks yb[c] of column c; NULL: no column, zeros) */
-static void q1_0_prepare_pair(const block_q8_0 *const yb[2], q1_0_pair_block *p) {
+/* a pair's view of one step (yb[c]: column c's four q8_0 blocks; NULL: no column, zeros); dy_lanes
+ * places d_y(0..3) in vec_dot's 8 lanes */
+static void prepare_q8_0_pair(const block_q8_0 *const yb[2], int bias, __m256i dy_lanes, q8_0_pair_step *p) {
     __m512i s4[2][2];
     __m256 dy[2];
     for (int c = 0; c < 2; c++) {
@@ -512,64 +518,119 @@ static void q1_0_prepare_pair(const block_q8_0 *const yb[2], q1_0_pair_block *p)
         }
         q1_0_activations_512(yb[c], p->qa[c]);
         for (int h = 0; h < 2; h++) s4[c][h] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), p->qa[c][h]);
-        const __m128 d4 = qgemv_f16x4(yb[c][0].d, yb[c][1].d, yb[c][2].d, yb[c][3].d);
-        dy[c] = _mm256_set_m128(d4, d4);
+        dy[c] = _mm256_permutexvar_ps(dy_lanes, _mm256_castps128_ps256(qgemv_f16x4(yb[c][0].d, yb[c][1].d, yb[c][2].d, yb[c][3].d)));
     }
-    p->nsum = _mm512_sub_epi32(_mm512_setzero_si512(), q1_0_tree4(s4[0][0], s4[0][1], s4[1][0], s4[1][1]));
+    p->nsum = _mm512_mullo_epi32(q8_0_tree4(s4[0][0], s4[0][1], s4[1][0], s4[1][1]), _mm512_set1_epi32(-bias));
     p->dy = _mm512_insertf32x8(_mm512_castps256_ps512(dy[0]), dy[1], 1);
 }
-/* rows against NP <= Q1_0_PAIRS column pairs (ncols <= 2 NP columns at a, act_stride apart) */
-QGEMV_ALWAYS_INLINE void tile_q1_0_pairs(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nrows,
-                                         const uint8_t *a, int64_t act_stride, int64_t ncols, float *out,
-                                         int64_t out_stride, const int NP) {
-    /* chunk c of q1_0_tree4's result: (column 0 half 0, half 1, column 1 half 0, half 1); vec_dot's
-     * lanes [S0 S1 S2 S3 | S0' S1' S2' S3'] of column 0, then column 1's */
-    const __m512i pick = _mm512_setr_epi32(0, 8, 1, 9, 4, 12, 5, 13, 2, 10, 3, 11, 6, 14, 7, 15);
-    q1_0_pair_block pb[Q1_0_PAIRS][Q1_0_PAIR_BLOCKS];
-    __m512 acc[Q1_0_PAIR_ROWS][Q1_0_PAIRS];
-    for (int64_t r0 = 0; r0 < nrows; r0 += Q1_0_PAIR_ROWS) {
-        const int nr = (int)(nrows - r0 < Q1_0_PAIR_ROWS ? nrows - r0 : Q1_0_PAIR_ROWS);
-        for (int r = 0; r < nr; r++)
-            for (int p = 0; p < NP; p++) acc[r][p] = _mm512_setzero_ps();
-        for (int64_t b0 = 0; b0 < nb; b0 += Q1_0_PAIR_BLOCKS) {
-            const int kb = (int)(nb - b0 < Q1_0_PAIR_BLOCKS ? nb - b0 : Q1_0_PAIR_BLOCKS);
-            for (int p = 0; p < NP; p++)
-                for (int k = 0; k < kb; k++) {
-                    const block_q8_0 *yb[2];
-                    for (int c = 0; c < 2; c++)
-                        yb[c] = 2 * p + c < ncols ? (const block_q8_0 *)(a + (2 * p + c) * act_stride) + 4 * (b0 + k) : NULL;
-                    q1_0_prepare_pair(yb, &pb[p][k]);
-                }
-            for (int r = 0; r < nr; r++) {
-                const block_q1_0 *x = (const block_q1_0 *)(w + (r0 + r) * row_stride) + b0;
-                __m512 s[Q1_0_PAIRS];
-                for (int p = 0; p < NP; p++) s[p] = acc[r][p];
-                for (int k = 0; k < kb; k++) {
-                    QGEMV_PREFETCH_STREAM(&x[k], sizeof(x[0]));
-                    uint64_t m[2];
-                    memcpy(m, x[k].qs, 16);
-                    const __m512i u0 = _mm512_maskz_mov_epi8(m[0], _mm512_set1_epi8(2));
-                    const __m512i u1 = _mm512_maskz_mov_epi8(m[1], _mm512_set1_epi8(2));
-                    const __m512 dx = _mm512_set1_ps(_cvtsh_ss(x[k].d));
-                    for (int p = 0; p < NP; p++) {
-                        const q1_0_pair_block *b = &pb[p][k];
-                        const __m512i z = _mm512_setzero_si512();
-                        const __m512i t = _mm512_add_epi32(b->nsum, q1_0_tree4(
-                            _mm512_dpbusd_epi32(z, u0, b->qa[0][0]), _mm512_dpbusd_epi32(z, u1, b->qa[0][1]),
-                            _mm512_dpbusd_epi32(z, u0, b->qa[1][0]), _mm512_dpbusd_epi32(z, u1, b->qa[1][1])));
-                        s[p] = _mm512_fmadd_ps(_mm512_mul_ps(b->dy, dx), _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(pick, t)), s[p]);
-                    }
-                }
-                for (int p = 0; p < NP; p++) acc[r][p] = s[p];
-            }
-        }
-        for (int r = 0; r < nr; r++)
-            for (int p = 0; p < NP; p++) {
-                float *o = out + (r0 + r) * out_stride + 2 * p;
-                o[0] = qgemv_hsum_f32x8(_mm512_castps512_ps256(acc[r][p]));
-                if (2 * p + 1 < ncols) o[1] = qgemv_hsum_f32x8(_mm512_extractf32x8_ps(acc[r][p], 1));
-            }
+
+/* q1_0's step: the bits as 0 / 2 bytes, d_x (vec_dot's -d_x negated) */
+static inline void pair_step_q1_0(const block_q1_0 *x, __m512i u[2], __m512 *dx) {
+    uint64_t m[2];
+    memcpy(m, x->qs, 16);
+    for (int h = 0; h < 2; h++) u[h] = _mm512_maskz_mov_epi8(m[h], _mm512_set1_epi8(2));
+    *dx = _mm512_set1_ps(_cvtsh_ss(x->d));
+}
+/* nvfp4's step, a block pair: each block's 64 levels + 12 in value order (qword 2 s and 2 s + 1
+ * both sub-block s's 8 bytes, the second shifted down a nibble), pair_dx_nvfp4 twice */
+static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *dx) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_add_epi8(_mm_loadu_si128((const __m128i *)kvalues_mxfp4), _mm_set1_epi8(12)));
+    for (int h = 0; h < 2; h++) {
+        const __m512i q = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3),
+                                                   _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x[h].qs)));
+        const __m512i nib = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 4, 0, 4, 0, 4, 0, 4)), _mm512_set1_epi8(0x0f));
+        u[h] = _mm512_shuffle_epi8(table, nib);
     }
+    const __m256 d = pair_dx_nvfp4(x);
+    *dx = _mm512_insertf32x8(_mm512_castps256_ps512(d), d, 1);
+}
+
+/* tile_pairs_<name>: rows of nb blocks (block_values values each), nb / step_blocks steps against NP <= Q8_0_PAIRS
+ * column pairs (ncols <= 2 NP columns at a, act_stride apart); pick: vec_dot's lanes from chunk c
+ * of q8_0_tree4's (column 0 half 0, half 1, column 1 half 0, half 1), first column's 8 then the
+ * second's; tail(x, y, sum): the row's blocks past its steps, after the lanes' sum */
+#define QGEMV_DEFINE_PAIRS_TILE_Q8_0(name, block_values, step_blocks, bias, dy_lanes, pick, tail)           \
+    QGEMV_ALWAYS_INLINE void tile_pairs_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nrows, \
+                                               const uint8_t *a, int64_t act_stride, int64_t ncols, float *out, \
+                                               int64_t out_stride, const int NP) {              \
+        enum { R = Q8_0_PAIR_ROWS, CH = Q8_0_PAIR_STEPS };                                      \
+        const int64_t nsteps = nb / (step_blocks);                                              \
+        q8_0_pair_step pb[Q8_0_PAIRS][CH];                                                      \
+        __m512 acc[R][Q8_0_PAIRS];                                                              \
+        for (int64_t r0 = 0; r0 < nrows; r0 += R) {                                             \
+            const int nr = (int)(nrows - r0 < R ? nrows - r0 : R);                              \
+            for (int r = 0; r < nr; r++)                                                        \
+                for (int p = 0; p < NP; p++) acc[r][p] = _mm512_setzero_ps();                   \
+            for (int64_t k0 = 0; k0 < nsteps; k0 += CH) {                                       \
+                const int kc = (int)(nsteps - k0 < CH ? nsteps - k0 : CH);                      \
+                for (int p = 0; p < NP; p++)                                                    \
+                    for (int k = 0; k < kc; k++) {                                              \
+                        const block_q8_0 *yb[2];                                                \
+                        for (int c = 0; c < 2; c++)                                             \
+                            yb[c] = 2 * p + c < ncols ? (const block_q8_0 *)(a + (2 * p + c) * act_stride) + 4 * (k0 + k) : NULL; \
+                        prepare_q8_0_pair(yb, (bias), (dy_lanes), &pb[p][k]);                   \
+                    }                                                                           \
+                for (int r = 0; r < nr; r++) {                                                  \
+                    const block_##name *x = (const block_##name *)(w + (r0 + r) * row_stride) + (step_blocks) * k0; \
+                    __m512 s[Q8_0_PAIRS];                                                       \
+                    for (int p = 0; p < NP; p++) s[p] = acc[r][p];                              \
+                    for (int k = 0; k < kc; k++) {                                              \
+                        QGEMV_PREFETCH_STREAM(&x[(step_blocks) * k], (step_blocks) * sizeof(x[0])); \
+                        __m512i u[2];                                                           \
+                        __m512 dx;                                                              \
+                        pair_step_##name(&x[(step_blocks) * k], u, &dx);                        \
+                        for (int p = 0; p < NP; p++) {                                          \
+                            const q8_0_pair_step *b = &pb[p][k];                                \
+                            const __m512i z = _mm512_setzero_si512();                           \
+                            const __m512i t = _mm512_add_epi32(b->nsum, q8_0_tree4(             \
+                                _mm512_dpbusd_epi32(z, u[0], b->qa[0][0]), _mm512_dpbusd_epi32(z, u[1], b->qa[0][1]), \
+                                _mm512_dpbusd_epi32(z, u[0], b->qa[1][0]), _mm512_dpbusd_epi32(z, u[1], b->qa[1][1]))); \
+                            s[p] = _mm512_fmadd_ps(_mm512_mul_ps(b->dy, dx),                    \
+                                                   _mm512_cvtepi32_ps(_mm512_permutexvar_epi32((pick), t)), s[p]); \
+                        }                                                                       \
+                    }                                                                           \
+                    for (int p = 0; p < NP; p++) acc[r][p] = s[p];                              \
+                }                                                                               \
+            }                                                                                   \
+            for (int r = 0; r < nr; r++) {                                                      \
+                const block_##name *x = (const block_##name *)(w + (r0 + r) * row_stride);      \
+                for (int c = 0; c < ncols; c++) {                                               \
+                    const __m512 v = acc[r][c / 2];                                             \
+                    float sum = qgemv_hsum_f32x8(c % 2 ? _mm512_extractf32x8_ps(v, 1) : _mm512_castps512_ps256(v)); \
+                    tail(x, (const block_q8_0 *)(a + c * act_stride), sum);                     \
+                    out[(r0 + r) * out_stride + c] = sum;                                       \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    static void vec_dot_tile_pairs_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+                                          const void *restrict a, int64_t act_stride, int64_t ncols, \
+                                          float *restrict out, int64_t out_stride) {            \
+        const int64_t nb = n / (block_values);                                                  \
+        for (int64_t c0 = 0; c0 < ncols; c0 += 2 * Q8_0_PAIRS) {                                \
+            const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                           \
+            const int64_t nc = ncols - c0 < 2 * Q8_0_PAIRS ? ncols - c0 : 2 * Q8_0_PAIRS;       \
+            switch ((nc + 1) / 2) {                                                             \
+            case 1: tile_pairs_##name(nb, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 1); break; \
+            case 2: tile_pairs_##name(nb, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 2); break; \
+            case 3: tile_pairs_##name(nb, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 3); break; \
+            default: tile_pairs_##name(nb, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 4); break; \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#define QGEMV_PAIRS_NO_TAIL(x, y, sum) (void)(x)
+/* nvfp4: an odd last block by ggml's generic order, as vec_dot */
+#define QGEMV_PAIRS_TAIL_NVFP4(x, y, sum)                                                      \
+    if (nb % 2) (sum) += block_dot_nvfp4_q8_0_ref(&(x)[nb - 1], &(y)[2 * (nb - 1)])
+QGEMV_DEFINE_PAIRS_TILE_Q8_0(q1_0, QK1_0, 1, 1, _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3),
+                             _mm512_setr_epi32(0, 8, 1, 9, 4, 12, 5, 13, 2, 10, 3, 11, 6, 14, 7, 15), QGEMV_PAIRS_NO_TAIL)
+QGEMV_DEFINE_PAIRS_TILE_Q8_0(nvfp4, QK_NVFP4, 2, 12, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3),
+                             _mm512_setr_epi32(0, 4, 1, 5, 8, 12, 9, 13, 2, 6, 3, 7, 10, 14, 11, 15), QGEMV_PAIRS_TAIL_NVFP4)
+static void vec_dot_tile_nvfp4_q8_0(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                    const void *restrict a, int64_t act_stride, int64_t ncols,
+                                    float *restrict out, int64_t out_stride) {
+    NVFP4_ONE_COLUMN(vec_dot_nvfp4_q8_0, n, w, row_stride, nrows, a, ncols, out, out_stride);
+    vec_dot_tile_pairs_nvfp4(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride);
 }
 #endif
 
@@ -581,16 +642,7 @@ static void vec_dot_tile_q1_0_q8_0(int64_t n, const void *restrict w, int64_t ro
         gemv_rows_q1_0(n, (const uint8_t *)w, row_stride, nrows, (const block_q8_0 *)a, out, out_stride);
         return;
     }
-    for (int64_t c0 = 0; c0 < ncols; c0 += 2 * Q1_0_PAIRS) {
-        const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
-        const int64_t nc = ncols - c0 < 2 * Q1_0_PAIRS ? ncols - c0 : 2 * Q1_0_PAIRS;
-        switch ((nc + 1) / 2) {
-        case 1: tile_q1_0_pairs(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 1); break;
-        case 2: tile_q1_0_pairs(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 2); break;
-        case 3: tile_q1_0_pairs(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 3); break;
-        default: tile_q1_0_pairs(n / QK1_0, (const uint8_t *)w, row_stride, nrows, a_, act_stride, nc, out + c0, out_stride, 4); break;
-        }
-    }
+    vec_dot_tile_pairs_q1_0(n, w, row_stride, nrows, a, act_stride, ncols, out, out_stride);
 #else
     for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
         const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;
