@@ -322,8 +322,8 @@ QGEMV_DEFINE_TILE_BY_COLS_WITH(nvfp4, q8_0, tile_nvfp4, QK_NVFP4, 4, NVFP4_ONE_C
 #endif
 
 #if defined(QGEMV_AVX512)
-/* the 128 activations of a q1_0 block (its four q8_0 blocks' values) as two vectors of 64 */
-static inline void q1_0_activations_512(const block_q8_0 *yb, __m512i qa[2]) {
+/* the 128 activations of four q8_0 blocks (a q1_0 block's, an nvfp4 block pair's) as two vectors of 64 */
+static inline void q8_0x4_activations_512(const block_q8_0 *yb, __m512i qa[2]) {
     for (int h = 0; h < 2; h++)
         qa[h] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)yb[2 * h].qs)),
                                    _mm256_loadu_si256((const __m256i *)yb[2 * h + 1].qs), 1);
@@ -356,7 +356,7 @@ static float vec_dot_q1_0_q8_0(int64_t n, const void *restrict w, const void *re
         const block_q8_0 *yb = &y[4 * ib];
 #if defined(QGEMV_AVX512)
         __m512i qa[2];
-        q1_0_activations_512(yb, qa);
+        q8_0x4_activations_512(yb, qa);
         const __m256i sums = q1_0_sums_512(&x[ib], qa);
 #else
         __m256i p[4];
@@ -394,7 +394,7 @@ static void gemv_rows_q1_0(int64_t n, const uint8_t *w, int64_t row_stride, int6
             for (int k = 0; k < kb; k++) {
                 const block_q8_0 *yb = &y[4 * (b0 + k)];
                 const __m128 d4 = qgemv_f16x4(yb[0].d, yb[1].d, yb[2].d, yb[3].d);
-                q1_0_activations_512(yb, qa[k]);
+                q8_0x4_activations_512(yb, qa[k]);
                 dy[k] = _mm256_set_m128(d4, d4);
             }
             for (int r = 0; r < nr; r++) {
@@ -488,12 +488,14 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
  * columns.  Then fma(d_y d_x, sums, acc), vec_dot's float step (q1_0's fma(d_y (-d_x), S) with
  * both signs flipped: exact), so every (row, column) gets vec_dot's bits.  C harness, 4096 x 4096,
  * 1 thread, against the AVX2 tiles: q1_0 batch 2 1.2x, 8 1.25-1.4x, 32 1.26-1.4x, 3 even (its
- * second pair has one column). */
+ * second pair has one column).  Against native ggml 0.25.3 (compare.py, 2 threads), batch 8 / 32:
+ * q1_0 2.0-2.2x / 2.1-2.2x (the AVX2 tile: 1.2-1.6x / 1.6x), nvfp4 2.9x / 3.1x (1.5x / 1.7x).
+ * A single column takes gemv_rows_<name> instead: this tile with one pair half empty ran 0.7x. */
 #define Q8_0_PAIR_ROWS 16
 #define Q8_0_PAIR_STEPS 8   /* steps per chunk: 3.5 KB of prepared columns per pair */
 #define Q8_0_PAIRS 4        /* column pairs per pass */
 typedef struct {
-    __m512i qa[2][2];   /* [column][half]: q1_0_activations_512 */
+    __m512i qa[2][2];   /* [column][half]: q8_0x4_activations_512 */
     __m512i nsum;       /* -bias sum_j a_j of every 16 values, as q8_0_tree4 lays out the products */
     __m512 dy;          /* the q8_0 scales in vec_dot's lanes: first column 0-7, second 8-15 */
 } q8_0_pair_step;
@@ -516,7 +518,7 @@ static void prepare_q8_0_pair(const block_q8_0 *const yb[2], int bias, __m256i d
             dy[c] = _mm256_setzero_ps();
             continue;
         }
-        q1_0_activations_512(yb[c], p->qa[c]);
+        q8_0x4_activations_512(yb[c], p->qa[c]);
         for (int h = 0; h < 2; h++) s4[c][h] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), p->qa[c][h]);
         dy[c] = _mm256_permutexvar_ps(dy_lanes, _mm256_castps128_ps256(qgemv_f16x4(yb[c][0].d, yb[c][1].d, yb[c][2].d, yb[c][3].d)));
     }
@@ -548,7 +550,7 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
 /* tile_pairs_<name>: rows of nb blocks (block_values values each), nb / step_blocks steps against NP <= Q8_0_PAIRS
  * column pairs (ncols <= 2 NP columns at a, act_stride apart); pick: vec_dot's lanes from chunk c
  * of q8_0_tree4's (column 0 half 0, half 1, column 1 half 0, half 1), first column's 8 then the
- * second's; tail(x, y, sum): the row's blocks past its steps, after the lanes' sum */
+ * second's; tail(x, nb, y, sum): the row's blocks past its steps, after the lanes' sum */
 #define QGEMV_DEFINE_PAIRS_TILE_Q8_0(name, block_values, step_blocks, bias, dy_lanes, pick, tail)           \
     QGEMV_ALWAYS_INLINE void tile_pairs_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nrows, \
                                                const uint8_t *a, int64_t act_stride, int64_t ncols, float *out, \
@@ -597,7 +599,7 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
                 for (int c = 0; c < ncols; c++) {                                               \
                     const __m512 v = acc[r][c / 2];                                             \
                     float sum = qgemv_hsum_f32x8(c % 2 ? _mm512_extractf32x8_ps(v, 1) : _mm512_castps512_ps256(v)); \
-                    tail(x, (const block_q8_0 *)(a + c * act_stride), sum);                     \
+                    tail(x, nb, (const block_q8_0 *)(a + c * act_stride), sum);                 \
                     out[(r0 + r) * out_stride + c] = sum;                                       \
                 }                                                                               \
             }                                                                                   \
@@ -618,10 +620,10 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
             }                                                                                   \
         }                                                                                       \
     }
-#define QGEMV_PAIRS_NO_TAIL(x, y, sum) (void)(x)
+#define QGEMV_PAIRS_NO_TAIL(x, nb, y, sum) (void)(x)
 /* nvfp4: an odd last block by ggml's generic order, as vec_dot */
-#define QGEMV_PAIRS_TAIL_NVFP4(x, y, sum)                                                      \
-    if (nb % 2) (sum) += block_dot_nvfp4_q8_0_ref(&(x)[nb - 1], &(y)[2 * (nb - 1)])
+#define QGEMV_PAIRS_TAIL_NVFP4(x, nb, y, sum)                                                  \
+    if ((nb) % 2) (sum) += block_dot_nvfp4_q8_0_ref(&(x)[(nb) - 1], &(y)[2 * ((nb) - 1)])
 QGEMV_DEFINE_PAIRS_TILE_Q8_0(q1_0, QK1_0, 1, 1, _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3),
                              _mm512_setr_epi32(0, 8, 1, 9, 4, 12, 5, 13, 2, 10, 3, 11, 6, 14, 7, 15), QGEMV_PAIRS_NO_TAIL)
 QGEMV_DEFINE_PAIRS_TILE_Q8_0(nvfp4, QK_NVFP4, 2, 12, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3),
