@@ -192,6 +192,16 @@ def run_quantize(fmt, weighted, reps, g):
     return row
 
 
+# a row whose median ratio and (min) ratio part by more than this factor either way was disturbed
+# (another job on the shared host during part of it): the table marks its ratio with "~"
+DISTURBED = 1.4
+
+
+def disturbed(row) -> bool:
+    r, m = row.get("ratio"), row.get("ratio_min")
+    return bool(r and m) and max(r / m, m / r) > DISTURBED
+
+
 def add_min_ratio(row, times) -> None:
     """ggml/qgemv from each side's fastest call: what the two do when nothing else interferes."""
     g = [min(ts) for name, ts in times.items() if name.startswith("ggml") and ts]
@@ -225,7 +235,9 @@ def cell(row, key) -> str:
         return f"{v:.3f}" + (" r" if row.get("ggml_path") else "")
     if key in ("qgemv_ms", "numpy_ms"):
         return f"{v:.3f}" if v < 100 else f"{v:.0f}"
-    if key in ("ratio", "ratio_min"):
+    if key == "ratio":
+        return f"{v:.2f}" + (" ~" if disturbed(row) else "")
+    if key == "ratio_min":
         return f"{v:.2f}"
     if key in ("gbps", "ggml_gbps", "pct_bw"):
         if key == "pct_bw":
@@ -303,7 +315,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"first call of each block dropped). \"(out)\": weights rotated through copies totalling >= 256 MiB. "
         f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time "
         f"(quantize: float32 input bytes / time). "
-        f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs. "
+        f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs; \"~\": the two "
+        f"ratios part by more than {DISTURBED}x, a row disturbed by other jobs (read its (min)). "
         f"% bw: of the read bandwidth at the same thread count. numpy ms: float32 `dequantize(W) @ x` "
         f"(OpenBLAS, same threads) for gemv; gguf-py's `dequantize` for dequant.",
         "",

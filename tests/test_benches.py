@@ -204,6 +204,18 @@ def test_compare_quantize_row():
     assert "quantize (imatrix)" in compare.text_table([row])
 
 
+def test_compare_marks_disturbed_rows():
+    """A ratio whose median and fastest-call figures part by more than compare.DISTURBED either
+    way is marked "~" in both tables (another job ran during part of that row)."""
+    import compare
+    base = dict(op="gemv", format="q4_0", shape=(4096, 4096), batch=32, threads=2, qgemv_ms=1.0, ggml_ms=1.5)
+    calm, slow, fast = dict(base, ratio=1.5, ratio_min=1.6), dict(base, ratio=1.0, ratio_min=2.0), \
+        dict(base, ratio=3.0, ratio_min=1.5)
+    assert [compare.disturbed(r) for r in (calm, slow, fast)] == [False, True, True]
+    assert "1.50 ~" not in compare.markdown_table([calm]) and "1.00 ~" in compare.markdown_table([slow])
+    assert "3.00 ~" in compare.text_table([fast])
+
+
 def _version(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split(".")[:3] if p.isdigit())
 
