@@ -244,16 +244,19 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_iq1_m_the_k_quants_iq4_xs_and_tq2_0():
+def test_interleaved_formats_are_the_32_value_formats_the_iq2_grids_iq1_m_the_k_quants_iq4_xs_and_tq2_0():
     assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
-                                             "q6_K", "iq4_nl", "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
+                                             "q6_K", "iq2_xxs", "iq2_xs", "iq4_nl", "iq2_s", "iq4_xs", "iq1_m",
+                                             "tq2_0", "mxfp4"]
     # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs and tq2_0 (a row per lane of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
         "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
-    # only iq1_m's panels are larger than its rows: 76-byte trit blocks (block_iq1_mt) for 56
-    assert [(f.name, f.panel_type_size) for f in INTERLEAVED if f.panel_type_size] == [("iq1_m", 76)]
+    # only iq1_m's and the iq2 grids' panels are larger than their rows: 76-byte trit blocks
+    # (block_iq1_mt) for 56, 106-byte code blocks (block_iq2_c) for 66, 74 and 82
+    assert [(f.name, f.panel_type_size) for f in INTERLEAVED if f.panel_type_size] == [
+        ("iq2_xxs", 106), ("iq2_xs", 106), ("iq2_s", 106), ("iq1_m", 76)]
 
 
 def _skip_without_panels(fmt):
@@ -294,10 +297,37 @@ def _documented_trit_block(block):
     return np.concatenate([t, np.array([neg], "<u4").view(np.uint8), scales])
 
 
+def _documented_code_block(fmt, block):
+    """include/qgemv/blocks.h's block_iq2_c from an iq2_xxs / iq2_xs / iq2_s block: gguf-py's
+    dequantize of the block with d = 1 gives sign level (0.5 + s) / 4 exactly, s the 4-bit scale of
+    each 16 values (iq2_xxs: the top nibble of its sub-block's second uint32; the others: their
+    scales bytes); code c of level (8, 25, 43) at byte 32 h + k bits 2 l for value 128 h + 32 l + k,
+    sign bit j of byte i for value 8 i + j; scales[k] = s of values 32 k .. + 15 | s of 32 k + 16 .. << 4."""
+    import gguf.quants
+    if fmt.name == "iq2_xxs":
+        s = np.repeat(block[2:].view("<u4")[1::2] >> 28, 2)
+    else:
+        s = np.stack([block[-8:] & 15, block[-8:] >> 4], axis=1).reshape(-1)   # iq2_xs, iq2_s: scales last
+    one = block.copy()
+    one[:2] = np.array([1.0], np.float16).view(np.uint8)
+    y = gguf.quants.dequantize(one, gguf.GGMLQuantizationType[fmt.name.upper()]).astype(np.float64)
+    level = y / np.repeat((0.5 + s.astype(np.float64)) / 4, 16)
+    assert set(np.unique(np.abs(level))) <= {8.0, 25.0, 43.0}
+    code = np.searchsorted([8, 25, 43], np.abs(level)).astype(np.uint8)
+    codes = np.zeros(64, np.uint8)
+    for v in range(256):
+        codes[32 * (v // 128) + v % 32] |= code[v] << (2 * (v % 128 // 32))
+    signs = np.packbits(level < 0, bitorder="little")
+    packed_scales = (s[0::2] | s[1::2] << 4).astype(np.uint8)
+    return np.concatenate([block[:2], packed_scales, codes, signs])
+
+
 def _documented_panel(fmt, rows8):
     """include/qgemv/blocks.h's panel from a panel's rows' GGUF blocks (R, blocks, type_size)."""
     if fmt.name == "iq1_m":   # the rows' trit blocks, row after row
         return np.concatenate([_documented_trit_block(b) for row in rows8 for b in row])
+    if fmt.name in ("iq2_xxs", "iq2_xs", "iq2_s"):   # the rows' code blocks, row after row
+        return np.concatenate([_documented_code_block(fmt, b) for row in rows8 for b in row])
     block = _documented_x16_block if fmt.interleave == 16 else _documented_panel_block
     return np.concatenate([block(fmt, rows8[:, b]) for b in range(rows8.shape[1])])
 
@@ -577,5 +607,5 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
     with pytest.raises(ValueError, match=match):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
-        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq2_xxs"].id, 16, data, fmt.type_size, 256, panels,
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq3_xxs"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)

@@ -352,6 +352,24 @@ typedef struct {
 } block_iq1_mt;
 static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt block size/padding");
 
+/* iq2_xxs, iq2_xs and iq2_s as 2-bit codes, larger than the rows they hold (src/formats/iq2_codes.h):
+ * the three grids' points hold the magnitudes 8, 25 and 43 only, so a value is its code c (0, 1,
+ * 2: 8, 25, 43) and a sign bit, which decode with a shift, a mask and a 16-byte lookup instead of
+ * grid gathers,
+ *     codes[32 h + k] bits 2 l, 2 l + 1 = c of value 128 h + 32 l + k    (h < 2, l < 4, k < 32),
+ *     signs bit j of byte i = 1: value 8 i + j is negative,
+ *     scales[k]  = the 4-bit s of sub-block k's first 16 values (low nibble) and last 16 (high;
+ *                  iq2_xxs: both its one s), x = d (0.5 + s) / 4 sign level,
+ * 106 bytes for the GGUF block's 66 (iq2_xxs), 74 (iq2_xs) or 82 (iq2_s); a panel is 8 rows of
+ * these, one row after another. */
+typedef struct {
+    qgemv_half d;
+    uint8_t scales[QK_K / 32];
+    uint8_t codes[QK_K / 4];
+    uint8_t signs[QK_K / 8];
+} block_iq2_c;
+static_assert(sizeof(block_iq2_c) == 2 + QK_K / 32 + QK_K / 4 + QK_K / 8, "wrong iq2_c block size/padding");
+
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
  * the K-quants, iq4_xs and tq2_0 (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
