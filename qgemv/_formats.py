@@ -19,12 +19,13 @@ needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
-              repacked layout in spirit; iq1_m, whose panels hold its rows as trits, and the iq2
-              grids, whose panels hold theirs as 2-bit codes; 16: the
+              repacked layout in spirit; iq1_m, whose panels hold its rows as trits, and the IQ
+              grids, whose panels hold theirs as level codes; 16: the
               K-quants, iq4_xs, tq2_0 and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
-              as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56; the iq2
-              grids' code blocks, ``block_iq2_c``, 106 for 66, 74 or 82).
+              as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56; the IQ
+              grids' code blocks, ``block_iq2_c`` and ``block_iq3_c``, 106 for 66, 74 or 82 and
+              170 for 98 or 110).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
               its products follow ggml's repacked arithmetic, on any layout (src/formats/q32_x8.h);
               those of the other formats follow ggml's vec_dot (q32_pairs.h for their panels).
@@ -106,8 +107,10 @@ def _f(id, name, block_size, type_size, act, kind, ops, **kw):
 
 # block sizes written as arithmetic mirroring the struct fields (see blocks.h)
 QK_K = 256
-# iq2_xxs, iq2_xs, iq2_s's prepared rows: block_iq2_c (d, 4-bit scales, 2-bit codes, sign bits)
+# the IQ grids' prepared rows (src/formats/grid_codes.h): d, 4-bit scales, level codes, sign bits;
+# 2-bit codes for the iq2 grids (block_iq2_c), 4-bit for the iq3 grids (block_iq3_c)
 _IQ2_CODES = 2 + QK_K // 32 + QK_K // 4 + QK_K // 8
+_IQ3_CODES = 2 + QK_K // 32 + QK_K // 2 + QK_K // 8
 FORMATS: tuple[Format, ...] = (
     _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}),
     _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}),
@@ -127,10 +130,12 @@ FORMATS: tuple[Format, ...] = (
        interleave=8, panel_type_size=_IQ2_CODES),
     _f(17, "iq2_xs", QK_K, 2 + QK_K // 8 * 2 + QK_K // 32, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True,
        interleave=8, panel_type_size=_IQ2_CODES),
-    _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD | {_Q}),
+    _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD | {_Q}, interleave=8,
+       panel_type_size=_IQ3_CODES),
     _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
     _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
-    _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q}),
+    _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q},
+       interleave=8, panel_type_size=_IQ3_CODES),
     _f(22, "iq2_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 32, "q8_K", "quant", _PROD | {_Q},
        interleave=8, panel_type_size=_IQ2_CODES),
     _f(23, "iq4_xs", QK_K, 2 + 2 + QK_K // 64 + QK_K // 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),

@@ -18,9 +18,9 @@ STREAMING_BYTES = 16 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
 # in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h,
-# q32_pairs.h, superblocks_x16.h, iq1.h and iq2_codes.h), and
+# q32_pairs.h, superblocks_x16.h, iq1.h and grid_codes.h), and
 # those with a repack_as format from a copy in that format (tq1_0 as tq2_0: src/formats/ternary.h).
-# The copy is as large as the matrix (iq1_m's trits: 1.36x, the iq2 grids' codes: 1.29-1.61x,
+# The copy is as large as the matrix (iq1_m's trits: 1.36x, the IQ grids' codes: 1.29-1.73x,
 # tq1_0's: 1.22x); QGEMV_REPACK=0 or
 # set_repack(False) keeps to the GGUF bytes.
 _repack = os.environ.get("QGEMV_REPACK", "1") != "0"
@@ -29,8 +29,8 @@ _repack = os.environ.get("QGEMV_REPACK", "1") != "0"
 def set_repack(enabled: bool) -> None:
     """Whether products prepare the faster layout of the formats that have one: the interleaved
     rows of q4_0, q4_1, q5_0, q5_1, iq4_nl and mxfp4 (a copy as large as the weights), iq1_m's
-    rows as trits (1.36x), iq2_xxs's, iq2_xs's and iq2_s's as 2-bit codes (1.61x, 1.43x, 1.29x)
-    and tq1_0's rows as tq2_0 (1.22x), made once per matrix at its first product (results are identical either way).
+    rows as trits (1.36x), the IQ grids' as level codes (iq2_xxs 1.61x, iq2_xs 1.43x, iq2_s
+    1.29x, iq3_xxs 1.73x, iq3_s 1.55x) and tq1_0's rows as tq2_0 (1.22x), made once per matrix at its first product (results are identical either way).
     Default: on, unless the environment sets ``QGEMV_REPACK=0``.  Matrices that already have
     the copy keep it."""
     global _repack

@@ -35,7 +35,7 @@ static int qgemv_prefetch_one_column = 1;
 #include "formats/q32_x8.h"
 #include "formats/q32_pairs.h"
 #include "formats/iquants.h"
-#include "formats/iq2_codes.h"
+#include "formats/grid_codes.h"
 #include "formats/fp4_bits.h"
 #include "formats/ternary.h"
 #include "formats/iq4_xs.h"

@@ -216,9 +216,9 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
 
 
 def test_avx512_variants_multiply_the_iq_grids_and_iq1_from_packed_columns_from_8_on():
-    """The tests above with 8 columns and more (iq1_m: 16, below which its panels' tile is faster)
-    run the packed VNNI tile on AVX-512 variants."""
-    packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
+    """The tests above with 8 columns and more (iq3_xxs, iq3_s: 9, iq1_m: 16, below which their
+    panels' tiles are faster) run the packed VNNI tile on AVX-512 variants."""
+    packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 9, "iq3_s": 9, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
@@ -244,19 +244,20 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_the_iq2_grids_iq1_m_the_k_quants_iq4_xs_and_tq2_0():
+def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_m_the_k_quants_iq4_xs_and_tq2_0():
     assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
-                                             "q6_K", "iq2_xxs", "iq2_xs", "iq4_nl", "iq2_s", "iq4_xs", "iq1_m",
-                                             "tq2_0", "mxfp4"]
+                                             "q6_K", "iq2_xxs", "iq2_xs", "iq3_xxs", "iq4_nl", "iq3_s", "iq2_s",
+                                             "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
     # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs and tq2_0 (a row per lane of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
         "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
-    # only iq1_m's and the iq2 grids' panels are larger than their rows: 76-byte trit blocks
-    # (block_iq1_mt) for 56, 106-byte code blocks (block_iq2_c) for 66, 74 and 82
+    # only iq1_m's and the IQ grids' panels are larger than their rows: 76-byte trit blocks
+    # (block_iq1_mt) for 56, code blocks of 106 bytes (block_iq2_c) for 66, 74 and 82 and of 170
+    # (block_iq3_c) for 98 and 110
     assert [(f.name, f.panel_type_size) for f in INTERLEAVED if f.panel_type_size] == [
-        ("iq2_xxs", 106), ("iq2_xs", 106), ("iq2_s", 106), ("iq1_m", 76)]
+        ("iq2_xxs", 106), ("iq2_xs", 106), ("iq3_xxs", 170), ("iq3_s", 170), ("iq2_s", 106), ("iq1_m", 76)]
 
 
 def _skip_without_panels(fmt):
@@ -298,35 +299,47 @@ def _documented_trit_block(block):
 
 
 def _documented_code_block(fmt, block):
-    """include/qgemv/blocks.h's block_iq2_c from an iq2_xxs / iq2_xs / iq2_s block: gguf-py's
-    dequantize of the block with d = 1 gives sign level (0.5 + s) / 4 exactly, s the 4-bit scale of
-    each 16 values (iq2_xxs: the top nibble of its sub-block's second uint32; the others: their
-    scales bytes); code c of level (8, 25, 43) at byte 32 h + k bits 2 l for value 128 h + 32 l + k,
-    sign bit j of byte i for value 8 i + j; scales[k] = s of values 32 k .. + 15 | s of 32 k + 16 .. << 4."""
+    """include/qgemv/blocks.h's block_iq2_c (iq2_xxs, iq2_xs, iq2_s) or block_iq3_c (iq3_xxs, iq3_s)
+    from a GGUF block: gguf-py's dequantize of the block with d = 1 gives sign level db(s) exactly,
+    s the 4-bit scale of each 16 values (iq2_xxs, iq3_xxs: the top nibble of their sub-block's
+    uint32 of signs; iq2_xs, iq2_s: scales bytes, low nibble first; iq3_s: a nibble per
+    sub-block); the code is the level's index in the grid's magnitudes; iq2: byte 32 h + k bits
+    2 l for value 128 h + 32 l + k; iq3: byte 16 k + j, low nibble value 32 k + j, high 32 k + 16 + j;
+    sign bit j of byte i for value 8 i + j; scales[k] = s of values 32 k .. + 15 | of 32 k + 16 .. << 4."""
     import gguf.quants
+    u32 = lambda b: b.copy().view("<u4")
     if fmt.name == "iq2_xxs":
-        s = np.repeat(block[2:].view("<u4")[1::2] >> 28, 2)
-    else:
-        s = np.stack([block[-8:] & 15, block[-8:] >> 4], axis=1).reshape(-1)   # iq2_xs, iq2_s: scales last
+        s, db, mags = np.repeat(u32(block[2:])[1::2] >> 28, 2), lambda s: (0.5 + s) / 4, [8, 25, 43]
+    elif fmt.name in ("iq2_xs", "iq2_s"):   # scales last
+        s, db, mags = np.stack([block[-8:] & 15, block[-8:] >> 4], 1).reshape(-1), lambda s: (0.5 + s) / 4, [8, 25, 43]
+    elif fmt.name == "iq3_xxs":             # d, 64 index bytes, 8 uint32 of signs and scale
+        s, db, mags = np.repeat(u32(block[66:98]) >> 28, 2), lambda s: (0.5 + s) / 2, [4, 12, 20, 28, 36, 44, 52, 62]
+    else:                                   # iq3_s: d, qs[64], qh[8], signs[32], scales[4]
+        nib = np.stack([block[106:110] & 15, block[106:110] >> 4], 1).reshape(-1)
+        s, db, mags = np.repeat(nib, 2), lambda s: 1.0 + 2 * s, list(range(1, 16, 2))
     one = block.copy()
     one[:2] = np.array([1.0], np.float16).view(np.uint8)
     y = gguf.quants.dequantize(one, gguf.GGMLQuantizationType[fmt.name.upper()]).astype(np.float64)
-    level = y / np.repeat((0.5 + s.astype(np.float64)) / 4, 16)
-    assert set(np.unique(np.abs(level))) <= {8.0, 25.0, 43.0}
-    code = np.searchsorted([8, 25, 43], np.abs(level)).astype(np.uint8)
-    codes = np.zeros(64, np.uint8)
-    for v in range(256):
-        codes[32 * (v // 128) + v % 32] |= code[v] << (2 * (v % 128 // 32))
-    signs = np.packbits(level < 0, bitorder="little")
+    level = y / np.repeat(db(s.astype(np.float64)), 16)
+    assert set(np.unique(np.abs(level))) <= set(map(float, mags))
+    code = np.searchsorted(mags, np.abs(level)).astype(np.uint8)
+    if len(mags) == 3:
+        codes = np.zeros(64, np.uint8)
+        for v in range(256):
+            codes[32 * (v // 128) + v % 32] |= code[v] << (2 * (v % 128 // 32))
+    else:
+        codes = np.zeros(128, np.uint8)
+        for v in range(256):
+            codes[16 * (v // 32) + v % 16] |= code[v] << (4 * (v % 32 // 16))
     packed_scales = (s[0::2] | s[1::2] << 4).astype(np.uint8)
-    return np.concatenate([block[:2], packed_scales, codes, signs])
+    return np.concatenate([block[:2], packed_scales, codes, np.packbits(level < 0, bitorder="little")])
 
 
 def _documented_panel(fmt, rows8):
     """include/qgemv/blocks.h's panel from a panel's rows' GGUF blocks (R, blocks, type_size)."""
     if fmt.name == "iq1_m":   # the rows' trit blocks, row after row
         return np.concatenate([_documented_trit_block(b) for row in rows8 for b in row])
-    if fmt.name in ("iq2_xxs", "iq2_xs", "iq2_s"):   # the rows' code blocks, row after row
+    if fmt.name in ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"):   # the rows' code blocks, row after row
         return np.concatenate([_documented_code_block(fmt, b) for row in rows8 for b in row])
     block = _documented_x16_block if fmt.interleave == 16 else _documented_panel_block
     return np.concatenate([block(fmt, rows8[:, b]) for b in range(rows8.shape[1])])
@@ -607,5 +620,5 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
     with pytest.raises(ValueError, match=match):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
-        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq3_xxs"].id, 16, data, fmt.type_size, 256, panels,
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq1_s"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)

@@ -352,7 +352,7 @@ typedef struct {
 } block_iq1_mt;
 static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt block size/padding");
 
-/* iq2_xxs, iq2_xs and iq2_s as 2-bit codes, larger than the rows they hold (src/formats/iq2_codes.h):
+/* iq2_xxs, iq2_xs and iq2_s as 2-bit codes, larger than the rows they hold (src/formats/grid_codes.h):
  * the three grids' points hold the magnitudes 8, 25 and 43 only, so a value is its code c (0, 1,
  * 2: 8, 25, 43) and a sign bit, which decode with a shift, a mask and a 16-byte lookup instead of
  * grid gathers,
@@ -369,6 +369,23 @@ typedef struct {
     uint8_t signs[QK_K / 8];
 } block_iq2_c;
 static_assert(sizeof(block_iq2_c) == 2 + QK_K / 32 + QK_K / 4 + QK_K / 8, "wrong iq2_c block size/padding");
+
+/* iq3_xxs and iq3_s as 4-bit codes, the same for their 8-level grids (iq3_xxs: 4, 12, .., 52, 62;
+ * iq3_s: 1, 3, .., 15; src/formats/grid_codes.h): c the level's index,
+ *     codes[16 k + j] = c of value 32 k + j (low nibble), of value 32 k + 16 + j (high nibble),
+ *     signs and scales as block_iq2_c's (x = d (0.5 + s) / 2 sign level for iq3_xxs, d (1 + 2 s)
+ *     sign level for iq3_s; both halves of a sub-block hold its one s),
+ * 170 bytes for the GGUF block's 98 (iq3_xxs) or 110 (iq3_s); each format reads its own alias
+ * (its levels and scale factor). */
+typedef struct {
+    qgemv_half d;
+    uint8_t scales[QK_K / 32];
+    uint8_t codes[QK_K / 2];
+    uint8_t signs[QK_K / 8];
+} block_iq3_c;
+static_assert(sizeof(block_iq3_c) == 2 + QK_K / 32 + QK_K / 2 + QK_K / 8, "wrong iq3_c block size/padding");
+typedef block_iq3_c block_iq3_xxs_c;
+typedef block_iq3_c block_iq3_s_c;
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *

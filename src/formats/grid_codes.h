@@ -1,0 +1,160 @@
+/* The IQ grids' prepared layout: iq2_xxs, iq2_xs, iq2_s, iq3_xxs and iq3_s rows as level codes.
+ *
+ * The grids' points hold few magnitudes: 8, 25 and 43 for the three iq2 grids, 8 levels for each
+ * iq3 grid.  So a row's block can store each value as a code (2 bits: block_iq2_c; 4 bits:
+ * block_iq3_c, include/qgemv/blocks.h) and a sign bit, which decode with a shift, a mask and one
+ * 16-byte lookup where grid_<name> (iquants.h) takes 4 or 8 table entries by index: 1.29-1.73x the
+ * GGUF bytes.  A QMatrix makes these rows once, at its first product (_formats.py: interleave 8,
+ * panel_type_size; a panel is 8 rows of code blocks, one row after another); its single columns
+ * and small batches read them, while batches of 8 and more on AVX-512 take the packed tile over
+ * the GGUF rows (src/packed_tile.h).
+ *
+ * The products are iquants.h's own, through the same macro (QGEMV_DEFINE_VEC_DOT_IQ: exact
+ * integers per super-block, then acc = fma(t d_x factor, d_y, acc)), over the code blocks: every
+ * (row, column) gets the GGUF rows' bits whichever layout it is read from.  Same process, GGUF
+ * rows -> codes, GEMV 4096 x 4096 on 1 thread / 14336 x 4096 out of cache on 2 threads: iq2 grids
+ * 1.44-1.61x / 1.43-1.51x, iq3_xxs 1.49x / 1.70x, iq3_s 2.47x / 2.29x.
+ */
+
+/* magnitudes by code (16 bytes: one vpshufb table) */
+static const int8_t iq2_c_levels[16] = {8, 25, 43};
+static const int8_t iq3_xxs_c_levels[16] = {4, 12, 20, 28, 36, 44, 52, 62};
+static const int8_t iq3_s_c_levels[16] = {1, 3, 5, 7, 9, 11, 13, 15};
+
+/* the code of value v, and setting it: iq2_c byte 32 h + k bits 2 l for v = 128 h + 32 l + k;
+ * iq3_c byte 16 k + j, low nibble for v = 32 k + j, high for 32 k + 16 + j */
+static inline int iq2_c_code(const block_iq2_c *b, int v) {
+    return (b->codes[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3;
+}
+static inline void iq2_c_put(block_iq2_c *y, int v, int c) {
+    y->codes[32 * (v / 128) + v % 32] |= (uint8_t)(c << (2 * (v % 128 / 32)));
+}
+static inline int iq3_c_code(const block_iq3_c *b, int v) {
+    return (b->codes[16 * (v / 32) + v % 16] >> (4 * (v % 32 / 16))) & 15;
+}
+static inline void iq3_c_put(block_iq3_c *y, int v, int c) {
+    y->codes[16 * (v / 32) + v % 16] |= (uint8_t)(c << (4 * (v % 32 / 16)));
+}
+
+/* what iquants.h's macro reads of a code block: its scales, its levels (portable), and (AVX2)
+ * no indices to prepare, the scales as int16 */
+#if defined(QGEMV_AVX2)
+#define QGEMV_CODES_AVX2(name)                                                             \
+    static inline void grid_indices_##name(const block_##name *b, uint16_t *ix) { (void)b; (void)ix; } \
+    static inline __m256i scales16_##name(const block_##name *b) { return iq_scales16_per16(b->scales); }
+#else
+#define QGEMV_CODES_AVX2(name)
+#endif
+#define QGEMV_DEFINE_CODES_READ(name, levels, code)                                        \
+    static inline void sub_scales_##name(const block_##name *b, int ib32, int s[2]) {      \
+        s[0] = b->scales[ib32] & 0x0f;                                                     \
+        s[1] = b->scales[ib32] >> 4;                                                       \
+    }                                                                                      \
+    static inline void levels_##name##_ref(const block_##name *b, int ib32, int8_t q[32]) { \
+        for (int j = 0; j < 32; j++) {                                                     \
+            const int v = 32 * ib32 + j, m = (levels)[code(b, v)];                         \
+            q[j] = (int8_t)((b->signs[v / 8] >> (v % 8)) & 1 ? -m : m);                    \
+        }                                                                                  \
+    }                                                                                      \
+    QGEMV_CODES_AVX2(name)
+QGEMV_DEFINE_CODES_READ(iq2_c, iq2_c_levels, iq2_c_code)
+QGEMV_DEFINE_CODES_READ(iq3_xxs_c, iq3_xxs_c_levels, iq3_c_code)
+QGEMV_DEFINE_CODES_READ(iq3_s_c, iq3_s_c_levels, iq3_c_code)
+
+#if defined(QGEMV_AVX2)
+/* sub-block ib32's 32 magnitudes and signs (qgemv_signs_32) */
+static inline __m256i grid_iq2_c(const block_iq2_c *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) {
+    (void)ix;   /* its codes: field ib32 % 4 of the 32 bytes of half ib32 / 4 */
+    *sgn = qgemv_signs_of_bits_32(b->signs + 4 * ib32);
+    const __m256i c = _mm256_loadu_si256((const __m256i *)(b->codes + 32 * (ib32 / 4)));
+    const __m256i f = _mm256_and_si256(_mm256_srl_epi16(c, _mm_cvtsi32_si128(2 * (ib32 % 4))), _mm256_set1_epi8(3));
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq2_c_levels)), f);
+}
+#define QGEMV_DEFINE_GRID_IQ3_C(name)                                                      \
+    static inline __m256i grid_##name(const block_##name *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) { \
+        (void)ix;   /* its 16 code bytes in both halves, the high half shifted down a nibble */ \
+        *sgn = qgemv_signs_of_bits_32(b->signs + 4 * ib32);                                \
+        const __m256i c = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b->codes + 16 * ib32))); \
+        const __m256i f = _mm256_and_si256(_mm256_srlv_epi32(c, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), \
+                                           _mm256_set1_epi8(0x0f));                        \
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)name##_levels)), f); \
+    }
+QGEMV_DEFINE_GRID_IQ3_C(iq3_xxs_c)
+QGEMV_DEFINE_GRID_IQ3_C(iq3_s_c)
+#if defined(QGEMV_AVX512)
+/* sub-blocks 2 p and 2 p + 1 as 64 magnitudes (the packed tile's decode, which QGEMV_DEFINE_VEC_DOT_IQ
+ * defines for every name; the code blocks' products never take it) */
+static inline __m512i grid64_iq2_c(const block_iq2_c *b, int p, const uint16_t *ix, __mmask64 *sgn) {
+    (void)ix;   /* half p / 2's codes in both 256-bit halves, shifted to fields 2 (p % 2) and + 1 */
+    *sgn = iq_load_u64(b->signs + 8 * p);
+    const __m512i c = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->codes + 32 * (p / 2))));
+    const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * (p % 2))), _mm256_set1_epi16((short)(4 * (p % 2) + 2)), 1);
+    const __m512i f = _mm512_and_si512(_mm512_srlv_epi16(c, shift), _mm512_set1_epi8(3));
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)iq2_c_levels)), f);
+}
+#define QGEMV_DEFINE_GRID64_IQ3_C(name)                                                    \
+    static inline __m512i grid64_##name(const block_##name *b, int p, const uint16_t *ix, __mmask64 *sgn) { \
+        (void)ix;   /* each sub-block's 16 code bytes twice, the second copy shifted down a nibble */ \
+        *sgn = iq_load_u64(b->signs + 8 * p);                                              \
+        const __m512i c = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), \
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(b->codes + 32 * p)))); \
+        const __m512i f = _mm512_and_si512(_mm512_srlv_epi64(c, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), \
+                                           _mm512_set1_epi8(0x0f));                        \
+        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)name##_levels)), f); \
+    }
+QGEMV_DEFINE_GRID64_IQ3_C(iq3_xxs_c)
+QGEMV_DEFINE_GRID64_IQ3_C(iq3_s_c)
+#endif
+#endif
+
+/* (code block, factor of d, values per scale): iquants.h's products over the code blocks */
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_c, 0.125f, 16)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs_c, 0.25f, 16)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_s_c, 1.0f, 16)
+#if defined(QGEMV_AVX2)
+#define QGEMV_CODES_TILE(cname) vec_dot_tile_##cname##_q8_K
+#else
+QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq2_xxs, iq2_c, q8_K, QGEMV_ID_q8_K)
+QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq3_xxs, iq3_xxs_c, q8_K, QGEMV_ID_q8_K)
+QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq3_s, iq3_s_c, q8_K, QGEMV_ID_q8_K)
+#define QGEMV_CODES_TILE(cname) vec_dot_tile_generic_##cname##_q8_K
+#endif
+
+/* a GGUF block -> its code block (the scales as read, a code per magnitude, the sign bits); rows
+ * 0..7 of w (row_stride bytes apart), n values each -> a panel; vec_dot_tile over npanels panels:
+ * they are 8 npanels rows of code blocks, panel_stride / 8 bytes apart */
+#define QGEMV_DEFINE_GRID_CODES(name, cname, levels, put)                                  \
+    static void codes_of_##name(const block_##name *x, block_##cname *y) {                 \
+        memset(y, 0, sizeof(*y));                                                          \
+        y->d = x->d;                                                                       \
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
+            int s[2];                                                                      \
+            int8_t q[32];                                                                  \
+            sub_scales_##name(x, ib32, s);                                                 \
+            y->scales[ib32] = (uint8_t)(s[0] | s[1] << 4);                                 \
+            levels_##name##_ref(x, ib32, q);                                               \
+            for (int j = 0; j < 32; j++) {                                                 \
+                const int v = 32 * ib32 + j, m = q[j] < 0 ? -q[j] : q[j];                  \
+                int c = 0;                                                                 \
+                while (c < 15 && (levels)[c] != m) c++;   /* every grid magnitude is there */ \
+                put(y, v, c);                                                              \
+                if (q[j] < 0) y->signs[v / 8] |= (uint8_t)(1 << (v % 8));                  \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
+        block_##cname *p = (block_##cname *)panel;                                         \
+        for (int r = 0; r < 8; r++)                                                        \
+            for (int64_t b = 0; b < n / QK_K; b++)                                         \
+                codes_of_##name((const block_##name *)((const uint8_t *)w + r * row_stride) + b, p++); \
+    }                                                                                      \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                  int64_t out_stride) {                                    \
+        QGEMV_CODES_TILE(cname)(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
+    }
+QGEMV_DEFINE_GRID_CODES(iq2_xxs, iq2_c, iq2_c_levels, iq2_c_put)
+QGEMV_DEFINE_GRID_CODES(iq2_xs, iq2_c, iq2_c_levels, iq2_c_put)
+QGEMV_DEFINE_GRID_CODES(iq2_s, iq2_c, iq2_c_levels, iq2_c_put)
+QGEMV_DEFINE_GRID_CODES(iq3_xxs, iq3_xxs_c, iq3_xxs_c_levels, iq3_c_put)
+QGEMV_DEFINE_GRID_CODES(iq3_s, iq3_s_c, iq3_s_c_levels, iq3_c_put)
