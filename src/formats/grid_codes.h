@@ -120,26 +120,65 @@ QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq3_s, iq3_s_c, q8_K, QGEMV_ID_q8_K)
 #define QGEMV_CODES_TILE(cname) vec_dot_tile_generic_##cname##_q8_K
 #endif
 
-/* a GGUF block -> its code block (the scales as read, a code per magnitude, the sign bits); rows
- * 0..7 of w (row_stride bytes apart), n values each -> a panel; vec_dot_tile over npanels panels:
- * they are 8 npanels rows of code blocks, panel_stride / 8 bytes apart */
-#define QGEMV_DEFINE_GRID_CODES(name, cname, levels, put)                                  \
+/* A GGUF block -> its code block: the scales as read, the sign bits, and each magnitude's code,
+ * which is its index in the levels and, for these grids, the magnitude shifted right (iq2: 8, 25,
+ * 43 >> 4 = 0, 1, 2; iq3_xxs: 4 .. 62 >> 3 = 0 .. 7; iq3_s: 1 .. 15 >> 1).  With AVX2 and up each
+ * sub-block comes from grid_<name>, 32 values at once: a 14336 x 4096 matrix's first product
+ * (conversion included) took 520-770 ms value by value, 6-45 ms so, as iq1_m's trits (4-8 ms);
+ * the portable build keeps the scalar loop. */
+#if defined(QGEMV_AVX2)
+static inline uint32_t iq_negative_bits_32(qgemv_signs_32 s) {
+#if defined(QGEMV_AVX512)
+    return (uint32_t)s;
+#else
+    return (uint32_t)_mm256_movemask_epi8(s);   /* negative bytes where a value is */
+#endif
+}
+/* sub-block ib32's 32 codes (bytes) into the block: iq2 field ib32 % 4 of half ib32 / 4's 32
+ * bytes; iq3 low nibbles of its 16 bytes, then high nibbles */
+static inline void iq2_c_put32(block_iq2_c *y, int ib32, __m256i c) {
+    __m256i *dst = (__m256i *)(y->codes + 32 * (ib32 / 4));
+    _mm256_storeu_si256(dst, _mm256_or_si256(_mm256_loadu_si256(dst), _mm256_sll_epi16(c, _mm_cvtsi32_si128(2 * (ib32 % 4)))));
+}
+static inline void iq3_c_put32(block_iq3_c *y, int ib32, __m256i c) {
+    const __m128i lo = _mm256_castsi256_si128(c), hi = _mm256_extracti128_si256(c, 1);
+    _mm_storeu_si128((__m128i *)(y->codes + 16 * ib32), _mm_or_si128(lo, _mm_slli_epi16(hi, 4)));
+}
+#define QGEMV_CODES_OF_SUB(name, x, ib32, ix, y, shift, mask, put)                          \
+    do {                                                                                   \
+        qgemv_signs_32 sg_;                                                                \
+        const __m256i m_ = grid_##name(x, ib32, &sg_, ix);                                 \
+        const uint32_t neg_ = iq_negative_bits_32(sg_);                                    \
+        memcpy((y)->signs + 4 * (ib32), &neg_, 4);                                         \
+        put##32(y, ib32, _mm256_and_si256(_mm256_srli_epi16(m_, shift), _mm256_set1_epi8(mask))); \
+    } while (0)
+#else
+#define QGEMV_CODES_OF_SUB(name, x, ib32, ix, y, shift, mask, put)                          \
+    do {                                                                                   \
+        int8_t q_[32];                                                                     \
+        (void)(ix);                                                                        \
+        levels_##name##_ref(x, ib32, q_);                                                  \
+        for (int j_ = 0; j_ < 32; j_++) {                                                  \
+            const int v_ = 32 * (ib32) + j_, m_ = q_[j_] < 0 ? -q_[j_] : q_[j_];           \
+            put(y, v_, (m_ >> (shift)) & (mask));                                          \
+            if (q_[j_] < 0) (y)->signs[v_ / 8] |= (uint8_t)(1 << (v_ % 8));                \
+        }                                                                                  \
+    } while (0)
+#endif
+
+/* codes_of_<name>; rows 0..7 of w (row_stride bytes apart), n values each -> a panel; vec_dot_tile
+ * over npanels panels: they are 8 npanels rows of code blocks, panel_stride / 8 bytes apart */
+#define QGEMV_DEFINE_GRID_CODES(name, cname, shift, mask, put)                             \
     static void codes_of_##name(const block_##name *x, block_##cname *y) {                 \
         memset(y, 0, sizeof(*y));                                                          \
         y->d = x->d;                                                                       \
+        uint16_t ix_[QK_K / 4];                                                            \
+        const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, x, ix_);                          \
         for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
             int s[2];                                                                      \
-            int8_t q[32];                                                                  \
             sub_scales_##name(x, ib32, s);                                                 \
             y->scales[ib32] = (uint8_t)(s[0] | s[1] << 4);                                 \
-            levels_##name##_ref(x, ib32, q);                                               \
-            for (int j = 0; j < 32; j++) {                                                 \
-                const int v = 32 * ib32 + j, m = q[j] < 0 ? -q[j] : q[j];                  \
-                int c = 0;                                                                 \
-                while (c < 15 && (levels)[c] != m) c++;   /* every grid magnitude is there */ \
-                put(y, v, c);                                                              \
-                if (q[j] < 0) y->signs[v / 8] |= (uint8_t)(1 << (v % 8));                  \
-            }                                                                              \
+            QGEMV_CODES_OF_SUB(name, x, ib32, ix, y, shift, mask, put);                    \
         }                                                                                  \
     }                                                                                      \
     static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
@@ -153,8 +192,9 @@ QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq3_s, iq3_s_c, q8_K, QGEMV_ID_q8_K)
                                   int64_t out_stride) {                                    \
         QGEMV_CODES_TILE(cname)(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
     }
-QGEMV_DEFINE_GRID_CODES(iq2_xxs, iq2_c, iq2_c_levels, iq2_c_put)
-QGEMV_DEFINE_GRID_CODES(iq2_xs, iq2_c, iq2_c_levels, iq2_c_put)
-QGEMV_DEFINE_GRID_CODES(iq2_s, iq2_c, iq2_c_levels, iq2_c_put)
-QGEMV_DEFINE_GRID_CODES(iq3_xxs, iq3_xxs_c, iq3_xxs_c_levels, iq3_c_put)
-QGEMV_DEFINE_GRID_CODES(iq3_s, iq3_s_c, iq3_s_c_levels, iq3_c_put)
+/* (name, code block, magnitude >> shift & mask = code, how codes are stored) */
+QGEMV_DEFINE_GRID_CODES(iq2_xxs, iq2_c, 4, 3, iq2_c_put)
+QGEMV_DEFINE_GRID_CODES(iq2_xs, iq2_c, 4, 3, iq2_c_put)
+QGEMV_DEFINE_GRID_CODES(iq2_s, iq2_c, 4, 3, iq2_c_put)
+QGEMV_DEFINE_GRID_CODES(iq3_xxs, iq3_xxs_c, 3, 7, iq3_c_put)
+QGEMV_DEFINE_GRID_CODES(iq3_s, iq3_s_c, 1, 7, iq3_c_put)
