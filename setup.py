@@ -92,6 +92,8 @@ def write_formats_header(path: Path) -> None:
                   [(f.id, f.name, f.interleave) for f in _formats.FORMATS if f.interleave])
     text += xlist("QGEMV_FOR_EACH_REPACK_AS",
                   [(f.id, f.name, f.repack_as) for f in _formats.FORMATS if f.repack_as])
+    text += xlist("QGEMV_FOR_EACH_PANEL_BLOCK",
+                  [(f.id, f.name, f.panel_type_size) for f in _formats.FORMATS if f.panel_type_size])
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)

@@ -57,6 +57,11 @@ static int qgemv_prefetch_one_column = 1;
 #define QGEMV_CHECK_SIZE(id, name, block_size, type_size) \
     static_assert(sizeof(block_##name) == (type_size), "_formats.py and blocks.h disagree on " #name);
 QGEMV_FOR_EACH_FORMAT(QGEMV_CHECK_SIZE)
+/* and on the blocks of the prepared panels that are not the format's own (QGEMV_PANEL_BLOCK_<name>,
+ * beside each format's interleave_x8_<name>) */
+#define QGEMV_CHECK_PANEL_SIZE(id, name, panel_type_size) \
+    static_assert(sizeof(QGEMV_PANEL_BLOCK_##name) == (panel_type_size), "_formats.py's panel_type_size and the panel block of " #name " disagree");
+QGEMV_FOR_EACH_PANEL_BLOCK(QGEMV_CHECK_PANEL_SIZE)
 
 /* every product gets the generic tile (src/tiles.h); the families' specialised tiles, listed
  * after it, override those entries (a later designated initializer wins, C11 6.7.9) */

@@ -193,6 +193,11 @@ static inline void iq3_c_put32(block_iq3_c *y, int ib32, __m256i c) {
         QGEMV_CODES_TILE(cname)(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
     }
 /* (name, code block, magnitude >> shift & mask = code, how codes are stored) */
+#define QGEMV_PANEL_BLOCK_iq2_xxs block_iq2_c
+#define QGEMV_PANEL_BLOCK_iq2_xs block_iq2_c
+#define QGEMV_PANEL_BLOCK_iq2_s block_iq2_c
+#define QGEMV_PANEL_BLOCK_iq3_xxs block_iq3_c
+#define QGEMV_PANEL_BLOCK_iq3_s block_iq3_c
 QGEMV_DEFINE_GRID_CODES(iq2_xxs, iq2_c, 4, 3, iq2_c_put)
 QGEMV_DEFINE_GRID_CODES(iq2_xs, iq2_c, 4, 3, iq2_c_put)
 QGEMV_DEFINE_GRID_CODES(iq2_s, iq2_c, 4, 3, iq2_c_put)

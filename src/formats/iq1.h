@@ -497,6 +497,7 @@ QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq1_m, iq1_mt, q8_K, QGEMV_ID_q8_K)
 
 /* rows 0..7 of w (row_stride bytes apart), n values each -> 8 rows of trit blocks, one row after
  * another: the panel of iq1_m's prepared layout (_formats.py: interleave, panel_type_size) */
+#define QGEMV_PANEL_BLOCK_iq1_m block_iq1_mt
 static void interleave_x8_iq1_m(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) {
     block_iq1_mt *p = (block_iq1_mt *)panel;
     for (int r = 0; r < 8; r++)
