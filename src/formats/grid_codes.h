@@ -70,47 +70,21 @@ static inline __m256i grid_iq2_c(const block_iq2_c *b, int ib32, qgemv_signs_32 
     const __m256i f = _mm256_and_si256(_mm256_srl_epi16(c, _mm_cvtsi32_si128(2 * (ib32 % 4))), _mm256_set1_epi8(3));
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq2_c_levels)), f);
 }
-#define QGEMV_DEFINE_GRID_IQ3_C(name)                                                      \
+#define QGEMV_DEFINE_GRID_IQ3_C(name)   /* its 16 code bytes as 32 nibbles in value order, looked up */ \
     static inline __m256i grid_##name(const block_##name *b, int ib32, qgemv_signs_32 *sgn, const uint16_t *ix) { \
-        (void)ix;   /* its 16 code bytes in both halves, the high half shifted down a nibble */ \
+        (void)ix;                                                                          \
         *sgn = qgemv_signs_of_bits_32(b->signs + 4 * ib32);                                \
-        const __m256i c = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b->codes + 16 * ib32))); \
-        const __m256i f = _mm256_and_si256(_mm256_srlv_epi32(c, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), \
-                                           _mm256_set1_epi8(0x0f));                        \
-        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)name##_levels)), f); \
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)name##_levels)), \
+                                   qgemv_nibbles_32(b->codes + 16 * ib32));                \
     }
 QGEMV_DEFINE_GRID_IQ3_C(iq3_xxs_c)
 QGEMV_DEFINE_GRID_IQ3_C(iq3_s_c)
-#if defined(QGEMV_AVX512)
-/* sub-blocks 2 p and 2 p + 1 as 64 magnitudes (the packed tile's decode, which QGEMV_DEFINE_VEC_DOT_IQ
- * defines for every name; the code blocks' products never take it) */
-static inline __m512i grid64_iq2_c(const block_iq2_c *b, int p, const uint16_t *ix, __mmask64 *sgn) {
-    (void)ix;   /* half p / 2's codes in both 256-bit halves, shifted to fields 2 (p % 2) and + 1 */
-    *sgn = iq_load_u64(b->signs + 8 * p);
-    const __m512i c = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->codes + 32 * (p / 2))));
-    const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * (p % 2))), _mm256_set1_epi16((short)(4 * (p % 2) + 2)), 1);
-    const __m512i f = _mm512_and_si512(_mm512_srlv_epi16(c, shift), _mm512_set1_epi8(3));
-    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)iq2_c_levels)), f);
-}
-#define QGEMV_DEFINE_GRID64_IQ3_C(name)                                                    \
-    static inline __m512i grid64_##name(const block_##name *b, int p, const uint16_t *ix, __mmask64 *sgn) { \
-        (void)ix;   /* each sub-block's 16 code bytes twice, the second copy shifted down a nibble */ \
-        *sgn = iq_load_u64(b->signs + 8 * p);                                              \
-        const __m512i c = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), \
-            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(b->codes + 32 * p)))); \
-        const __m512i f = _mm512_and_si512(_mm512_srlv_epi64(c, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), \
-                                           _mm512_set1_epi8(0x0f));                        \
-        return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)name##_levels)), f); \
-    }
-QGEMV_DEFINE_GRID64_IQ3_C(iq3_xxs_c)
-QGEMV_DEFINE_GRID64_IQ3_C(iq3_s_c)
-#endif
 #endif
 
-/* (code block, factor of d, values per scale): iquants.h's products over the code blocks */
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_c, 0.125f, 16)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs_c, 0.25f, 16)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_s_c, 1.0f, 16)
+/* (code block, factor of d): iquants.h's products over the code blocks */
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_c, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs_c, 0.25f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_s_c, 1.0f)
 #if defined(QGEMV_AVX2)
 #define QGEMV_CODES_TILE(cname) vec_dot_tile_##cname##_q8_K
 #else

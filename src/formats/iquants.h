@@ -359,7 +359,7 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
  * and its float work is the same fma into the same accumulator whatever CB is, so every column
  * gets vec_dot's bits (vec_dot is this with CB = 1).  More than 8 columns: iq_decode_<name>
  * into L1 and iq_decoded_columns, the same steps (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
-#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor, sub)                                         \
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
         const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
@@ -391,8 +391,7 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
         }                                                                                  \
         dec->d = qgemv_fp16_to_fp32(b->d) * (factor);                                      \
     }                                                                                      \
-    QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, 1) \
-    QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
+    QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, 1)
 
 #if defined(QGEMV_AVX512)
 /* scales16_<name>'s 16 scales (first halves in lane 0, second halves in lane 1) -> s[2 k + h] */
@@ -450,6 +449,7 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
 #define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
 #endif
 #else
+#define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
 #define QGEMV_GRID_INDICES_IQ(name, b, ix) ((void)(b), (const uint16_t *)(ix))
 #define QGEMV_DEQUANT_SUB_IQ(name, b, ib32, ix, d0, d1, y)                                     \
     do {                                                                                   \
@@ -460,7 +460,7 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
         for (int j_ = 16; j_ < 32; j_++) (y)[j_] = (d1) * (float)q_[j_];                   \
     } while (0)
 
-#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor, sub)                                         \
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
@@ -505,12 +505,18 @@ QGEMV_DEFINE_DEQUANT_ROW_IQ(iq2_s)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_xxs)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_s)
 
-/* (name, factor, values per scale) */
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f, 32)
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f, 16)
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f, 16)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f, 32)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f, 32)
+/* (name, factor): vec_dot and the row tiles; (name, factor, values per scale): the packed VNNI
+ * tile (AVX-512), over the GGUF rows only (grid_codes.h's code blocks take the first alone) */
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f)
+QGEMV_DEFINE_PACKED_TILE_IQ(iq2_xxs, 0.125f, 32)
+QGEMV_DEFINE_PACKED_TILE_IQ(iq2_xs, 0.125f, 16)
+QGEMV_DEFINE_PACKED_TILE_IQ(iq2_s, 0.125f, 16)
+QGEMV_DEFINE_PACKED_TILE_IQ(iq3_xxs, 0.25f, 32)
+QGEMV_DEFINE_PACKED_TILE_IQ(iq3_s, 1.0f, 32)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX2)
