@@ -227,8 +227,9 @@ cdef int _check_panel_rows(const qgemv_kernel_table *t, int qtype, Py_ssize_t pa
 
 
 # rows per tile of matmul_panels, at most: a tile shares each column's per-block set-up (scale,
-# offset sum) among its panels (4 of 8 rows: what q32_x8.h's tile keeps accumulators for)
-cdef enum: _TILE_PANEL_ROWS = 32
+# offset sum) among its panels (16 of 8 rows: what q32_x8.h's tile keeps accumulators for; 32
+# rows a tile redid it for every 4 panels, a third of a batch pass's instructions)
+cdef enum: _TILE_PANEL_ROWS = 128
 
 
 def interleave(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] data, Py_ssize_t row_nbytes,
