@@ -174,11 +174,14 @@ cdef inline bint _packs(const qgemv_kernel_table *t, int qtype, Py_ssize_t batch
 
 cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *base, Py_ssize_t row_nbytes,
                          Py_ssize_t cols, const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads,
-                         Py_ssize_t tile_rows) noexcept:
+                         Py_ssize_t tile_rows, const uint8_t *panels=NULL, Py_ssize_t panel_rows=0,
+                         Py_ssize_t panel_row_nbytes=0) noexcept:
     """matmul_act by packed_tile: the batch packed once, 16 columns a group (each thread some
-    groups), then the tiles of rows against all of it.  False (nothing done) when the packed
-    columns' memory is not to be had: the caller then takes the plain tiles."""
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0, g
+    groups), then the tiles of rows against all of it; the first panel_rows rows, when given,
+    from the rows of their panels (packed_panel_tile, panel_row_nbytes apart), the rest from
+    base.  False (nothing done) when the packed columns' memory is not to be had: the caller
+    then takes the plain tiles."""
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0, r1, g
     cdef Py_ssize_t n_groups = (batch + 15) // 16
     cdef size_t group_nbytes = <size_t>(cols // 256) * t.packed_nbytes
     cdef Py_ssize_t n_tiles = (rows + tile_rows - 1) // tile_rows
@@ -192,8 +195,14 @@ cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *
             t.pack_columns(cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
         for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
             r0 = tile * tile_rows
-            t.packed_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),
-                                 packed, batch, &out[r0, 0], batch)
+            r1 = min(r0 + tile_rows, rows)
+            if r0 < panel_rows:   # a tile across the panels' end takes both
+                t.packed_panel_tile[qtype](cols, panels + r0 * panel_row_nbytes, panel_row_nbytes,
+                                           min(r1, panel_rows) - r0, packed, batch, &out[r0, 0], batch)
+            if r1 > panel_rows:
+                r0 = max(r0, panel_rows)
+                t.packed_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, r1 - r0,
+                                     packed, batch, &out[r0, 0], batch)
     free(mem)
     return True
 
@@ -276,7 +285,9 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
                   const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads):
     """As matmul_act (the same bits), the first panel_rows npanels rows read from their
     interleaved panels (panel_row_nbytes bytes per row there; tiles of up to TILE_PANEL_ROWS
-    rows, split evenly over the threads), the last rows % panel_rows from data."""  # IN panels, data, xq; OUT out
+    rows, split evenly over the threads), the last rows % panel_rows from data.  A batch that
+    takes packed columns reads the panels' rows by packed_panel_tile where the variant has one,
+    else the GGUF rows."""  # IN panels, data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = panel_rows * panel_row_nbytes
     cdef Py_ssize_t npanels, per_tile, n_tiles, tile, p0, r0
@@ -287,9 +298,13 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
         return
     if panels.shape[0] < npanels * panel_nbytes or data.shape[0] < rows * row_nbytes:
         raise ValueError(f"panels hold {panels.shape[0]} bytes and data {data.shape[0]}: too few for {rows} rows")
-    if _packs(t, qtype, batch) and _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
-                                                  _per_tile(rows, n_threads, _TILE_ROWS, 1)):
-        return   # batches that take packed columns read the GGUF rows (iq1_m: its panels serve GEMV)
+    if _packs(t, qtype, batch) and t.packed_panel_tile[qtype] != NULL and npanels:
+        if _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
+                          _per_tile(rows, n_threads, _TILE_ROWS, panel_rows), &panels[0], r0, panel_row_nbytes):
+            return   # the panels' rows (the IQ grids' codes, iq1_m's trits), the last rows % R the GGUF rows
+    elif _packs(t, qtype, batch) and _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
+                                                    _per_tile(rows, n_threads, _TILE_ROWS, 1)):
+        return   # batches that take packed columns read the GGUF rows where the panels offer nothing faster
     with nogil:
         if npanels:
             per_tile = _per_tile(npanels, n_threads, max(1, _TILE_PANEL_ROWS // panel_rows), 1)

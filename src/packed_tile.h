@@ -3,7 +3,9 @@
  * most 63 in magnitude (the IQ grids, and iq1_s and iq1_m with their levels times 8).
  *
  * The driver packs the batch once for every thread (pack_columns_q8_K: 16 columns a group, as
- * block_q8_Kx16c, include/qgemv/blocks.h).  A tile then decodes 8 rows at a time, a chunk of
+ * block_q8_Kx16c, include/qgemv/blocks.h), and reads the GGUF rows or, where a QMatrix has
+ * prepared them, its panels' rows (packed_panel_tile: the IQ grids' code blocks, iq1_m's trit
+ * blocks, whose decode needs no grid lookups).  A tile then decodes 8 rows at a time, a chunk of
  * super-blocks each, to biased bytes u = q + 64 (in [1, 127]) and int32 scales 2 s + 1
  * (decode(block, &qgemv_decoded_u8)), and for each 16 columns sums per row and super-block
  *     t = sum_k (2 s_k + 1) (sum_j u_j a_j - 64 sum_j a_j) = sum_k (2 s_k + 1) sum_j q_j a_j,
@@ -95,14 +97,16 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
  * groups of n / QK_K blocks, group after group); rows past nrows in a pass repeat the last
  * row, their results unused.  The decode is a function of its own: inlined, GCC allocated its
  * registers with the kernel's and iq2_s, iq2_xs and iq3_s ran 10-25% slower */
-#define QGEMV_DEFINE_PACKED_TILE(name, decode, sub)                                           \
-    QGEMV_NEVER_INLINE void packed_decode_##name(const block_##name *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
+#define QGEMV_DEFINE_PACKED_TILE(name, decode, sub) QGEMV_DEFINE_PACKED_TILE_OVER(name, block_##name, decode, sub)
+/* packed_tile_<fname> over rows of `block` (a prepared layout's: grid_codes.h, iq1.h) */
+#define QGEMV_DEFINE_PACKED_TILE_OVER(fname, block, decode, sub)                              \
+    QGEMV_NEVER_INLINE void packed_decode_##fname(const block *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
         for (int64_t k = 0; k < nbc; k++) {                                                 \
             QGEMV_PREFETCH_STREAM(&x[k], sizeof(x[0]));                                     \
             decode(&x[k], &dec[k]);                                                         \
         }                                                                                   \
     }                                                                                       \
-    static void packed_tile_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+    static void packed_tile_##fname(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
                                    const void *restrict packed, int64_t ncols, float *restrict out, \
                                    int64_t out_stride) {                                    \
         enum { R = QGEMV_PACKED_ROWS, CH = QGEMV_PACKED_CHUNK, G = QGEMV_PACKED_GROUPS };   \
@@ -123,7 +127,7 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
                     const int64_t nbc = nb - ib0 < CH ? nb - ib0 : CH;                      \
                     qgemv_decoded_u8 dec[R][CH];                                            \
                     for (int r = 0; r < R; r++)                                             \
-                        packed_decode_##name((const block_##name *)((const uint8_t *)w +    \
+                        packed_decode_##fname((const block *)((const uint8_t *)w +          \
                                              (r0 + (r < nr ? r : nr - 1)) * row_stride) + ib0, nbc, dec[r]); \
                     for (int g = 0; g < ng - narrow; g++)                                   \
                         packed_rows_x16(dec, yp + (g0 + g) * nb + ib0, nbc, (sub), acc[g]); \

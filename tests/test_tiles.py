@@ -423,8 +423,10 @@ def test_interleaved_layout_is_the_documented_one(fmt, isa):
 @pytest.mark.parametrize("rows", [8, 13, 40, 77])
 @pytest.mark.parametrize("batch", [1, 2, 5, 7, 12, 33])
 def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
-    """matmul_panels (prepared panels, the last rows % 8 from the GGUF rows) and matmul_act
-    (panels made on the fly) give vec_dot's bits, on any thread count."""
+    """matmul_panels (prepared panels, the last rows % 8 from the GGUF rows; on AVX-512 the
+    IQ grids' and iq1_m's batches of 8-9 and 16 on from packed columns against the panels' rows,
+    tiles across the panels' end included) and matmul_act (panels made on the fly) give vec_dot's
+    bits, on any thread count."""
     _skip_without_panels(fmt)
     m, x, xq = _setup(fmt, rows, batch, seed=rows * 31 + batch)
     ref = _per_row(m, xq)

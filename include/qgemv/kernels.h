@@ -79,6 +79,9 @@ typedef struct {
     int panel_rows[QGEMV_N_TYPES];                      /* rows per panel (_formats.py: interleave) */
     qgemv_repack_row_fn repack_row[QGEMV_N_TYPES];      /* NULL: no repack_as format */
     qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES];    /* NULL: batches go to vec_dot_tile */
+    qgemv_packed_tile_fn packed_panel_tile[QGEMV_N_TYPES];  /* the same over the rows of the type's panels
+                                                         * (8 a panel, one after another); NULL:
+                                                         * packed batches read the GGUF rows */
     qgemv_pack_columns_fn pack_columns;                 /* what every packed_tile reads (q8_K) */
     size_t packed_nbytes;                               /* its bytes per 16 columns and QK_K values */
     int packed_min_cols[QGEMV_N_TYPES];                 /* the smallest batch that takes it */

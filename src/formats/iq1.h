@@ -374,18 +374,31 @@ static void iq1_decode_u8_iq1_s(const block_iq1_s *b, qgemv_decoded_u8 *dec) {
     }
     dec->d0 = qgemv_fp16_to_fp32(b->d) * 0.125f;
 }
-static void iq1_decode_u8_iq1_m(const block_iq1_m *b, qgemv_decoded_u8 *dec) {
-    __m256i u[QK_K / 32];
-    levels_iq1_m(b, u);   /* 8 g + 8 delta + 9 */
+/* iq1_m from its u = 8 g + 8 delta + 9 (a GGUF block's or a trit block's) and its scale words */
+static inline void iq1_decode_u8_iq1_m_levels(const __m256i u[QK_K / 32], const uint8_t scales[QK_K / 32],
+                                              qgemv_decoded_u8 *dec) {
     for (int v = 0; v < QK_K / 32; v++)
         _mm256_storeu_si256((__m256i *)(dec->u + 32 * v), _mm256_add_epi8(u[v], _mm256_set1_epi8(55)));
     uint64_t sc;
-    memcpy(&sc, b->scales, 8);
+    memcpy(&sc, scales, 8);
     _mm512_storeu_si512(dec->s, _mm512_cvtepi16_epi32(scales_by_k_iq1_m(_mm256_set1_epi64x((long long)sc))));
-    dec->d0 = scale_iq1_m(b) * 0.125f;
+    dec->d0 = scale_iq1_m_of(scales) * 0.125f;
+}
+static void iq1_decode_u8_iq1_m(const block_iq1_m *b, qgemv_decoded_u8 *dec) {
+    __m256i u[QK_K / 32];
+    levels_iq1_m(b, u);
+    iq1_decode_u8_iq1_m_levels(u, b->scales, dec);
+}
+/* the same u from a trit block: a shift, a mask and a pshufb per 32 values where the GGUF block
+ * takes four grid entries (batches that take packed columns read iq1_m's panels this way) */
+static void iq1_decode_u8_iq1_mt(const block_iq1_mt *b, qgemv_decoded_u8 *dec) {
+    __m256i u[QK_K / 32];
+    levels_iq1_mt(b, u);
+    iq1_decode_u8_iq1_m_levels(u, b->scales, dec);
 }
 QGEMV_DEFINE_PACKED_TILE(iq1_s, iq1_decode_u8_iq1_s, 32)
 QGEMV_DEFINE_PACKED_TILE(iq1_m, iq1_decode_u8_iq1_m, 16)
+QGEMV_DEFINE_PACKED_TILE_OVER(iq1_m_trits, block_iq1_mt, iq1_decode_u8_iq1_mt, 16)
 #endif
 
 /* a GGUF block -> its trit block: t = u >> 3 (u = 8 t + e, e <= 2) packed as tq2_0's fields
@@ -521,8 +534,10 @@ static void panel_tile_iq1_m(int64_t n, const void *restrict panels, int64_t pan
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX512)
 #define QGEMV_PACKED_TILES_IQ1(X) X(iq1_s, 8) X(iq1_m, 16)   /* (name, from how many columns) */
+#define QGEMV_PACKED_PANEL_TILES_IQ1(X) X(iq1_m, packed_tile_iq1_m_trits)   /* (name, over its panels' rows) */
 #else
 #define QGEMV_PACKED_TILES_IQ1(X)
+#define QGEMV_PACKED_PANEL_TILES_IQ1(X)
 #endif
 #if defined(QGEMV_AVX2)
 #define QGEMV_TILES_IQ1(X) X(iq1_s, q8_K) X(iq1_m, q8_K)

@@ -506,7 +506,7 @@ QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_xxs)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_s)
 
 /* (name, factor): vec_dot and the row tiles; (name, factor, values per scale): the packed VNNI
- * tile (AVX-512), over the GGUF rows only (grid_codes.h's code blocks take the first alone) */
+ * tile (AVX-512) over the GGUF rows (grid_codes.h's code blocks have both their own) */
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
