@@ -45,6 +45,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_repack_row_fn repack_row[QGEMV_N_TYPES]
         qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES]
         qgemv_packed_tile_fn packed_panel_tile[QGEMV_N_TYPES]
+        int packed_panel_min_cols[QGEMV_N_TYPES]
         qgemv_pack_columns_fn pack_columns
         size_t packed_nbytes
         int packed_min_cols[QGEMV_N_TYPES]

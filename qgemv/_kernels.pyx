@@ -220,6 +220,13 @@ def packed_min_cols(str isa, int qtype):
     return t.packed_min_cols[qtype] if 0 <= qtype < QGEMV_N_TYPES and t.packed_tile[qtype] != NULL else 0
 
 
+def packed_panel_min_cols(str isa, int qtype):
+    """The batch from which this variant multiplies the type's prepared panels from packed
+    columns (their rows through packed_panel_tile), or 0: never."""
+    cdef const qgemv_kernel_table *t = _table(isa)
+    return t.packed_panel_min_cols[qtype] if 0 <= qtype < QGEMV_N_TYPES and t.packed_panel_tile[qtype] != NULL else 0
+
+
 def panel_rows(str isa, int qtype):
     """Rows per panel of the type's interleaved layout in this variant (the table's interleave),
     or 0: the variant multiplies it from its GGUF rows."""
@@ -298,7 +305,7 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
         return
     if panels.shape[0] < npanels * panel_nbytes or data.shape[0] < rows * row_nbytes:
         raise ValueError(f"panels hold {panels.shape[0]} bytes and data {data.shape[0]}: too few for {rows} rows")
-    if _packs(t, qtype, batch) and t.packed_panel_tile[qtype] != NULL and npanels:
+    if npanels and t.packed_panel_tile[qtype] != NULL and batch >= t.packed_panel_min_cols[qtype]:
         if _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
                           _per_tile(rows, n_threads, _TILE_ROWS, panel_rows), &panels[0], r0, panel_row_nbytes):
             return   # the panels' rows (the IQ grids' codes, iq1_m's trits), the last rows % R the GGUF rows

@@ -101,7 +101,8 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_PACKED_TILE_ENTRY(name, min_cols) [QGEMV_ID_##name] = packed_tile_##name,
 #define QGEMV_PACKED_MIN_COLS_ENTRY(name, min_cols) [QGEMV_ID_##name] = min_cols,
 #define QGEMV_FOR_EACH_PACKED_PANEL_TILE(X) QGEMV_PACKED_PANEL_TILES_CODES(X) QGEMV_PACKED_PANEL_TILES_IQ1(X)
-#define QGEMV_PACKED_PANEL_TILE_ENTRY(name, fn) [QGEMV_ID_##name] = fn,
+#define QGEMV_PACKED_PANEL_TILE_ENTRY(name, fn, min_cols) [QGEMV_ID_##name] = fn,
+#define QGEMV_PACKED_PANEL_MIN_COLS_ENTRY(name, fn, min_cols) [QGEMV_ID_##name] = min_cols,
 #if defined(QGEMV_AVX512)
 #define QGEMV_PACK_COLUMNS pack_columns_q8_K
 #define QGEMV_PACKED_NBYTES sizeof(block_q8_Kx16c)
@@ -125,6 +126,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .repack_row = {QGEMV_FOR_EACH_REPACK_AS(QGEMV_REPACK_ROW_ENTRY)},
     .packed_tile = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_TILE_ENTRY)},
     .packed_panel_tile = {QGEMV_FOR_EACH_PACKED_PANEL_TILE(QGEMV_PACKED_PANEL_TILE_ENTRY)},
+    .packed_panel_min_cols = {QGEMV_FOR_EACH_PACKED_PANEL_TILE(QGEMV_PACKED_PANEL_MIN_COLS_ENTRY)},
     .pack_columns = QGEMV_PACK_COLUMNS,
     .packed_nbytes = QGEMV_PACKED_NBYTES,
     .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},

@@ -216,13 +216,17 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
 
 
 def test_avx512_variants_multiply_the_iq_grids_and_iq1_from_packed_columns_from_8_on():
-    """The tests above with 8 columns and more (iq3_xxs, iq3_s: 9, iq1_m: 16, below which their
-    panels' tiles are faster) run the packed VNNI tile on AVX-512 variants."""
-    packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 9, "iq3_s": 9, "iq1_s": 8, "iq1_m": 16}
+    """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
+    is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
+    batches of 8 and more over a prepared matrix's panels, iq1_m's included."""
+    packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: packed.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
+        # from a prepared matrix's panels (the IQ grids' codes, iq1_m's trits), from 8 on
+        assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
+            f.name: 8 if avx512 and f.name in packed and f.name != "iq1_s" else 0 for f in MATMUL}, isa
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)

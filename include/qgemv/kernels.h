@@ -82,6 +82,7 @@ typedef struct {
     qgemv_packed_tile_fn packed_panel_tile[QGEMV_N_TYPES];  /* the same over the rows of the type's panels
                                                          * (8 a panel, one after another); NULL:
                                                          * packed batches read the GGUF rows */
+    int packed_panel_min_cols[QGEMV_N_TYPES];           /* the smallest batch that takes that */
     qgemv_pack_columns_fn pack_columns;                 /* what every packed_tile reads (q8_K) */
     size_t packed_nbytes;                               /* its bytes per 16 columns and QK_K values */
     int packed_min_cols[QGEMV_N_TYPES];                 /* the smallest batch that takes it */

@@ -201,14 +201,15 @@ QGEMV_DEFINE_GRID_CODES(iq3_s, iq3_s_c, 1, 7, iq3_c_put)
 QGEMV_DEFINE_CODES_DECODE_U8(iq2_c, 0.125f)
 QGEMV_DEFINE_CODES_DECODE_U8(iq3_xxs_c, 0.25f)
 QGEMV_DEFINE_CODES_DECODE_U8(iq3_s_c, 1.0f)
-/* (GGUF format, code block, values per scale): packed_tile_<name>_codes */
+/* (GGUF format, code block, values per scale): packed_tile_<name>_codes; the table's entries
+ * (format, tile, from how many columns: as over the GGUF rows, iquants.h) */
 QGEMV_DEFINE_PACKED_TILE_OVER(iq2_xxs_codes, block_iq2_c, codes_decode_u8_iq2_c, 32)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq2_xs_codes, block_iq2_c, codes_decode_u8_iq2_c, 16)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq2_s_codes, block_iq2_c, codes_decode_u8_iq2_c, 16)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq3_xxs_codes, block_iq3_c, codes_decode_u8_iq3_xxs_c, 32)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq3_s_codes, block_iq3_c, codes_decode_u8_iq3_s_c, 32)
-#define QGEMV_PACKED_PANEL_TILES_CODES(X) X(iq2_xxs, packed_tile_iq2_xxs_codes) X(iq2_xs, packed_tile_iq2_xs_codes) \
-    X(iq2_s, packed_tile_iq2_s_codes) X(iq3_xxs, packed_tile_iq3_xxs_codes) X(iq3_s, packed_tile_iq3_s_codes)
+#define QGEMV_PACKED_PANEL_TILES_CODES(X) X(iq2_xxs, packed_tile_iq2_xxs_codes, 8) X(iq2_xs, packed_tile_iq2_xs_codes, 8) \
+    X(iq2_s, packed_tile_iq2_s_codes, 8) X(iq3_xxs, packed_tile_iq3_xxs_codes, 8) X(iq3_s, packed_tile_iq3_s_codes, 8)
 #else
 #define QGEMV_PACKED_PANEL_TILES_CODES(X)
 #endif

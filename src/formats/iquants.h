@@ -525,11 +525,11 @@ QGEMV_DEFINE_PACKED_TILE_IQ(iq3_s, 1.0f, 32)
 #define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
 #if defined(QGEMV_AVX512)
-/* (name, from how many columns); below, the GGUF rows' tiles or the code blocks' (grid_codes.h): the
- * iq3 grids' codes beat the packed tile at 8 columns (4096 x 4096, 2 threads: iq3_xxs 1.48 -> 1.13
- * ms, iq3_s 1.92 -> 1.12), the iq2 grids' run even or slower there (iq2_xs 1.20 -> 1.87), and at
- * 32 columns every code tile ran 2x slower than the packed one */
-#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, 8) X(iq2_xs, 8) X(iq2_s, 8) X(iq3_xxs, 9) X(iq3_s, 9)
+/* (name, from how many columns); below, the GGUF rows' tiles or the code blocks' (grid_codes.h).
+ * The packed tile over the code blocks beats the code blocks' own tiles from 8 columns on (C
+ * harness, 4096 x 4096, 1 thread, batch 8: iq3_xxs 1.11-1.26x, iq3_s 1.01-1.11x; batch 6: 0.92x),
+ * and at 32 columns every code tile ran 2x slower than the packed one over the GGUF rows */
+#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, 8) X(iq2_xs, 8) X(iq2_s, 8) X(iq3_xxs, 8) X(iq3_s, 8)
 #else
 #define QGEMV_PACKED_TILES_IQUANTS(X)
 #endif
