@@ -19,11 +19,12 @@ needs_imatrix ggml's quantizer refuses it without an importance matrix.
 gguf_py       gguf-py 0.19 dequantizes it (the test oracle); otherwise known-answer vectors.
 interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0: none; 8: the
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
-              repacked layout in spirit; iq1_m, whose panels hold its rows as trits, and the IQ
+              repacked layout in spirit; iq1_s and iq1_m, whose panels hold their rows as trits, and the IQ
               grids, whose panels hold theirs as level codes; 16: the
               K-quants, iq4_xs, tq2_0 and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
-              as the rows; iq1_m's trit blocks, ``block_iq1_mt``, take 76 bytes for 56; the IQ
+              as the rows; the trit blocks ``block_iq1_st`` and ``block_iq1_mt`` take 82 bytes for
+              iq1_s's 50 and 76 for iq1_m's 56; the IQ
               grids' code blocks, ``block_iq2_c`` and ``block_iq3_c``, 106 for 66, 74 or 82 and
               170 for 98 or 110).
 ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, iq4_nl, mxfp4):
@@ -132,7 +133,8 @@ FORMATS: tuple[Format, ...] = (
        interleave=8, panel_type_size=_IQ2_CODES),
     _f(18, "iq3_xxs", QK_K, 2 + 3 * QK_K // 8, "q8_K", "quant", _PROD | {_Q}, interleave=8,
        panel_type_size=_IQ3_CODES),
-    _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True),
+    _f(19, "iq1_s", QK_K, 2 + QK_K // 8 + QK_K // 16, "q8_K", "quant", _PROD | {_Q}, needs_imatrix=True,
+       interleave=8, panel_type_size=QK_K // 4 + 2 * (QK_K // 32) + 2),
     _f(20, "iq4_nl", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(21, "iq3_s", QK_K, 2 + QK_K // 4 + QK_K // 32 + QK_K // 8 + QK_K // 64, "q8_K", "quant", _PROD | {_Q},
        interleave=8, panel_type_size=_IQ3_CODES),

@@ -29,7 +29,7 @@ _repack = os.environ.get("QGEMV_REPACK", "1") != "0"
 def set_repack(enabled: bool) -> None:
     """Whether products prepare the faster layout of the formats that have one: the interleaved
     rows of q4_0, q4_1, q5_0, q5_1, iq4_nl and mxfp4 (a copy as large as the weights), iq1_m's
-    rows as trits (1.36x), the IQ grids' as level codes (iq2_xxs 1.61x, iq2_xs 1.43x, iq2_s
+    and iq1_s's rows as trits (1.36x, 1.64x), the IQ grids' as level codes (iq2_xxs 1.61x, iq2_xs 1.43x, iq2_s
     1.29x, iq3_xxs 1.73x, iq3_s 1.55x) and tq1_0's rows as tq2_0 (1.22x), made once per matrix at its first product (results are identical either way).
     Default: on, unless the environment sets ``QGEMV_REPACK=0``.  Matrices that already have
     the copy keep it."""

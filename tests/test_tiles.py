@@ -218,15 +218,15 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
 def test_avx512_variants_multiply_the_iq_grids_and_iq1_from_packed_columns_from_8_on():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
-    batches of 8 and more over a prepared matrix's panels, iq1_m's included."""
+    batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included."""
     packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: packed.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
-        # from a prepared matrix's panels (the IQ grids' codes, iq1_m's trits), from 8 on
+        # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: 8 if avx512 and f.name in packed and f.name != "iq1_s" else 0 for f in MATMUL}, isa
+            f.name: 8 if avx512 and f.name in packed else 0 for f in MATMUL}, isa
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
@@ -248,20 +248,21 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_m_the_k_quants_iq4_xs_and_tq2_0():
+def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_the_k_quants_iq4_xs_and_tq2_0():
     assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
-                                             "q6_K", "iq2_xxs", "iq2_xs", "iq3_xxs", "iq4_nl", "iq3_s", "iq2_s",
-                                             "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
+                                             "q6_K", "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s",
+                                             "iq2_s", "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
     # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs and tq2_0 (a row per lane of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
         "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
-    # only iq1_m's and the IQ grids' panels are larger than their rows: 76-byte trit blocks
-    # (block_iq1_mt) for 56, code blocks of 106 bytes (block_iq2_c) for 66, 74 and 82 and of 170
-    # (block_iq3_c) for 98 and 110
+    # only iq1_s's, iq1_m's and the IQ grids' panels are larger than their rows: trit blocks of 82
+    # bytes (block_iq1_st) for 50 and of 76 (block_iq1_mt) for 56, code blocks of 106 bytes
+    # (block_iq2_c) for 66, 74 and 82 and of 170 (block_iq3_c) for 98 and 110
     assert [(f.name, f.panel_type_size) for f in INTERLEAVED if f.panel_type_size] == [
-        ("iq2_xxs", 106), ("iq2_xs", 106), ("iq3_xxs", 170), ("iq3_s", 170), ("iq2_s", 106), ("iq1_m", 76)]
+        ("iq2_xxs", 106), ("iq2_xs", 106), ("iq3_xxs", 170), ("iq1_s", 82), ("iq3_s", 170), ("iq2_s", 106),
+        ("iq1_m", 76)]
 
 
 def _skip_without_panels(fmt):
@@ -300,6 +301,23 @@ def _documented_trit_block(block):
             t[32 * (v // 128) + v % 32] |= (value + 1) << (2 * (v % 128 // 32))
         neg |= (nib >> 3) << g
     return np.concatenate([t, np.array([neg], "<u4").view(np.uint8), scales])
+
+
+def _documented_trit_block_iq1_s(block):
+    """include/qgemv/blocks.h's block_iq1_st from an iq1_s block (d, qs[32], qh[8] uint16): t = g + 1
+    (gguf-py's grid) in block_iq1_mt's 2-bit fields, then qh and d as stored."""
+    import gguf.quants
+    if gguf.quants.IQ1_S.grid is None:
+        gguf.quants.IQ1_S.init_grid()
+    grid = np.rint(gguf.quants.IQ1_S.grid.reshape(-1, 8)).astype(np.int64)
+    d, qs, qh = block[0:2], block[2:34], block[34:50]
+    words = qh.copy().view("<u2")
+    t = np.zeros(64, np.uint8)
+    for g in range(32):
+        for j, value in enumerate(grid[int(qs[g]) | (int(words[g // 4]) >> (3 * (g % 4)) & 7) << 8]):
+            v = 8 * g + j
+            t[32 * (v // 128) + v % 32] |= (value + 1) << (2 * (v % 128 // 32))
+    return np.concatenate([t, qh, d])
 
 
 def _documented_code_block(fmt, block):
@@ -341,8 +359,9 @@ def _documented_code_block(fmt, block):
 
 def _documented_panel(fmt, rows8):
     """include/qgemv/blocks.h's panel from a panel's rows' GGUF blocks (R, blocks, type_size)."""
-    if fmt.name == "iq1_m":   # the rows' trit blocks, row after row
-        return np.concatenate([_documented_trit_block(b) for row in rows8 for b in row])
+    if fmt.name in ("iq1_s", "iq1_m"):   # the rows' trit blocks, row after row
+        trits = _documented_trit_block_iq1_s if fmt.name == "iq1_s" else _documented_trit_block
+        return np.concatenate([trits(b) for row in rows8 for b in row])
     if fmt.name in ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s"):   # the rows' code blocks, row after row
         return np.concatenate([_documented_code_block(fmt, b) for row in rows8 for b in row])
     block = _documented_x16_block if fmt.interleave == 16 else _documented_panel_block
@@ -428,7 +447,7 @@ def test_interleaved_layout_is_the_documented_one(fmt, isa):
 @pytest.mark.parametrize("batch", [1, 2, 5, 7, 12, 33])
 def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
     """matmul_panels (prepared panels, the last rows % 8 from the GGUF rows; on AVX-512 the
-    IQ grids' and iq1_m's batches of 8-9 and 16 on from packed columns against the panels' rows,
+    IQ grids', iq1_s's and iq1_m's batches of 8 on from packed columns against the panels' rows,
     tiles across the panels' end included) and matmul_act (panels made on the fly) give vec_dot's
     bits, on any thread count."""
     _skip_without_panels(fmt)
@@ -626,5 +645,5 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
     with pytest.raises(ValueError, match=match):
         _kernels.interleave(_dispatch.isa, fmt.id, 8, data, fmt.type_size, 256, panels, fmt.type_size, 1)
     with pytest.raises(ValueError, match="no interleaved layout"):
-        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["iq1_s"].id, 16, data, fmt.type_size, 256, panels,
+        _kernels.interleave(_dispatch.isa, _formats.BY_NAME["nvfp4"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)

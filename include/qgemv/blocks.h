@@ -352,6 +352,17 @@ typedef struct {
 } block_iq1_mt;
 static_assert(sizeof(block_iq1_mt) == QK_K / 4 + 4 + QK_K / 32, "wrong iq1_mt block size/padding");
 
+/* iq1_s as trits likewise (src/formats/iq1.h): t = g + 1 in block_iq1_mt's 2-bit fields, then the
+ * GGUF block's qh (of which the products read bits 12-14, sub-block ib's 3-bit scale, and bit 15,
+ * its delta sign) and d, 82 bytes for the GGUF block's 50; a panel is 8 rows of these, one row
+ * after another. */
+typedef struct {
+    uint8_t t[QK_K / 4];
+    uint16_t qh[QK_K / 32];
+    qgemv_half d;
+} block_iq1_st;
+static_assert(sizeof(block_iq1_st) == QK_K / 4 + 2 * (QK_K / 32) + 2, "wrong iq1_st block size/padding");
+
 /* iq2_xxs, iq2_xs and iq2_s as 2-bit codes, larger than the rows they hold (src/formats/grid_codes.h):
  * the three grids' points hold the magnitudes 8, 25 and 43 only, so a value is its code c (0, 1,
  * 2: 8, 25, 43) and a sign bit, which decode with a shift, a mask and a 16-byte lookup instead of
