@@ -240,36 +240,25 @@ QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t
 }
 /* one row against CB <= 8 columns: each block decoded once for all the columns, the same integer
  * and float steps whatever CB is (vec_dot is the CB = 1 case); past 8 columns 4 rows' blocks are
- * decoded at a time, once for up to 32 (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
-QGEMV_ALWAYS_INLINE void tile_iq1_s(int64_t nb, const block_iq1_s *x, const uint8_t *a, int64_t act_stride,
-                                    const int CB, float *out) {
-    const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc = _mm256_setzero_ps();   /* columns in lanes */
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y);
-    for (int64_t i = 0; i < nb; i++) {
-        QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
-        iq1_s_decoded dec;
-        decode_iq1_s(&x[i], &dec);
-        columns_of_block_iq1_s(&dec, y, i, CB, &acc);
-    }
-    qgemv_columns_store(acc, CB, out);
-}
-QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_s, tile_iq1_s, iq1_s_decoded, decode_iq1_s, decoded_columns_iq1_s, 4)
-/* the same over trit blocks (iq1_s's prepared rows): vec_dot_iq1_st_q8_K, vec_dot_tile_iq1_st_q8_K */
-QGEMV_ALWAYS_INLINE void tile_iq1_st(int64_t nb, const block_iq1_st *x, const uint8_t *a, int64_t act_stride,
-                                     const int CB, float *out) {
-    const block_q8_K *y[QGEMV_TILE_COLS_MAX];
-    __m256 acc = _mm256_setzero_ps();   /* columns in lanes */
-    qgemv_tile_columns_q8_K(a, act_stride, CB, y);
-    for (int64_t i = 0; i < nb; i++) {
-        QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));
-        iq1_s_decoded dec;
-        decode_iq1_st(&x[i], &dec);
-        columns_of_block_iq1_s(&dec, y, i, CB, &acc);
-    }
-    qgemv_columns_store(acc, CB, out);
-}
-QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(iq1_st, tile_iq1_st, iq1_s_decoded, decode_iq1_st, decoded_columns_iq1_s, 4)
+ * decoded at a time, once for up to 32 (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE).  Over GGUF blocks
+ * (iq1_s) or trit blocks (iq1_st, iq1_s's prepared rows): vec_dot_<name>_q8_K, vec_dot_tile_<name>_q8_K */
+#define QGEMV_DEFINE_TILE_IQ1_S(name)                                                       \
+    QGEMV_ALWAYS_INLINE void tile_##name(int64_t nb, const block_##name *x, const uint8_t *a, int64_t act_stride, \
+                                         const int CB, float *out) {                        \
+        const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
+        __m256 acc = _mm256_setzero_ps();   /* columns in lanes */                          \
+        qgemv_tile_columns_q8_K(a, act_stride, CB, y);                                      \
+        for (int64_t i = 0; i < nb; i++) {                                                  \
+            QGEMV_PREFETCH_STREAM(&x[i], sizeof(x[0]));                                     \
+            iq1_s_decoded dec;                                                              \
+            decode_##name(&x[i], &dec);                                                     \
+            columns_of_block_iq1_s(&dec, y, i, CB, &acc);                                   \
+        }                                                                                   \
+        qgemv_columns_store(acc, CB, out);                                                  \
+    }                                                                                       \
+    QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_##name, iq1_s_decoded, decode_##name, decoded_columns_iq1_s, 4)
+QGEMV_DEFINE_TILE_IQ1_S(iq1_s)
+QGEMV_DEFINE_TILE_IQ1_S(iq1_st)
 
 /* 3-bit fields sitting on bits 13..15 of each int16 -> 2 s + 1 */
 static inline __m256i odd_scales_iq1_m(__m256i fields) {
@@ -599,46 +588,32 @@ QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq1_m, iq1_mt, q8_K, QGEMV_ID_q8_K)
 
 #endif
 
-/* rows 0..7 of w (row_stride bytes apart), n values each -> 8 rows of trit blocks, one row after
- * another: the panel of iq1_m's prepared layout (_formats.py: interleave, panel_type_size) */
-#define QGEMV_PANEL_BLOCK_iq1_m block_iq1_mt
-static void interleave_x8_iq1_m(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) {
-    block_iq1_mt *p = (block_iq1_mt *)panel;
-    for (int r = 0; r < 8; r++)
-        for (int64_t b = 0; b < n / QK_K; b++)
-            trits_of_iq1_m((const block_iq1_m *)((const uint8_t *)w + r * row_stride) + b, p++);
-}
-
-/* the same for iq1_s */
+#if defined(QGEMV_AVX2)
+#define QGEMV_TRIT_TILE(tname) vec_dot_tile_##tname##_q8_K
+#else
+#define QGEMV_TRIT_TILE(tname) vec_dot_tile_generic_##tname##_q8_K
+#endif
+/* interleave_x8_<name>: rows 0..7 of w (row_stride bytes apart), n values each -> 8 rows of trit
+ * blocks, one row after another, the panel of the format's prepared layout (_formats.py:
+ * interleave, panel_type_size); panel_tile_<name>: vec_dot_tile over npanels such panels, back
+ * to back, so 8 npanels rows of trit blocks, panel_stride / 8 bytes apart; every row and column
+ * gets vec_dot_<name>_q8_K's bits */
+#define QGEMV_DEFINE_TRIT_PANELS(name, tname)                                               \
+    static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
+        block_##tname *p = (block_##tname *)panel;                                          \
+        for (int r = 0; r < 8; r++)                                                         \
+            for (int64_t b = 0; b < n / QK_K; b++)                                          \
+                trits_of_##name((const block_##name *)((const uint8_t *)w + r * row_stride) + b, p++); \
+    }                                                                                       \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                  int64_t out_stride) {                                     \
+        QGEMV_TRIT_TILE(tname)(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
+    }
 #define QGEMV_PANEL_BLOCK_iq1_s block_iq1_st
-static void interleave_x8_iq1_s(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) {
-    block_iq1_st *p = (block_iq1_st *)panel;
-    for (int r = 0; r < 8; r++)
-        for (int64_t b = 0; b < n / QK_K; b++)
-            trits_of_iq1_s((const block_iq1_s *)((const uint8_t *)w + r * row_stride) + b, p++);
-}
-
-/* vec_dot_tile over npanels trit panels: a panel's 8 rows lie one after another and the panels
- * back to back, so they are 8 npanels rows of trit blocks, panel_stride / 8 bytes apart; every
- * row and column gets vec_dot_iq1_m_q8_K's bits */
-static void panel_tile_iq1_m(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
-                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
-                             int64_t out_stride) {
-#if defined(QGEMV_AVX2)
-    vec_dot_tile_iq1_mt_q8_K(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride);
-#else
-    vec_dot_tile_generic_iq1_mt_q8_K(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride);
-#endif
-}
-static void panel_tile_iq1_s(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
-                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
-                             int64_t out_stride) {
-#if defined(QGEMV_AVX2)
-    vec_dot_tile_iq1_st_q8_K(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride);
-#else
-    vec_dot_tile_generic_iq1_st_q8_K(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride);
-#endif
-}
+#define QGEMV_PANEL_BLOCK_iq1_m block_iq1_mt
+QGEMV_DEFINE_TRIT_PANELS(iq1_s, iq1_st)
+QGEMV_DEFINE_TRIT_PANELS(iq1_m, iq1_mt)
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX512)
