@@ -305,10 +305,11 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
         return
     if panels.shape[0] < npanels * panel_nbytes or data.shape[0] < rows * row_nbytes:
         raise ValueError(f"panels hold {panels.shape[0]} bytes and data {data.shape[0]}: too few for {rows} rows")
-    if npanels and t.packed_panel_tile[qtype] != NULL and batch >= t.packed_panel_min_cols[qtype]:
+    if (npanels and t.packed_panel_tile[qtype] != NULL and t.packed_tile[qtype] != NULL
+            and batch >= t.packed_panel_min_cols[qtype]):
         if _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
                           _per_tile(rows, n_threads, _TILE_ROWS, panel_rows), &panels[0], r0, panel_row_nbytes):
-            return   # the panels' rows (the IQ grids' codes, iq1_m's trits), the last rows % R the GGUF rows
+            return   # the panels' rows (the IQ grids' codes, iq1_s's and iq1_m's trits), the last rows % R the GGUF rows
     elif _packs(t, qtype, batch) and _matmul_packed(t, qtype, &data[0], row_nbytes, cols, xq, out, n_threads,
                                                     _per_tile(rows, n_threads, _TILE_ROWS, 1)):
         return   # batches that take packed columns read the GGUF rows where the panels offer nothing faster
