@@ -40,6 +40,31 @@
                     n, (const uint8_t *)w + r * row_stride, (const uint8_t *)a + c * act_stride); \
     }
 
+/* A prepared layout whose panel is 8 rows of another block type, one row after another (the IQ
+ * grids' code blocks, iq1_s's and iq1_m's trit blocks): interleave_x8_<name> makes a panel from
+ * GGUF rows 0..7 of w (row_stride bytes apart, n values each), block by block through
+ * convert(GGUF block, panel block); panel_tile_<name> is tile (a vec_dot_tile over rows of panel
+ * blocks) on npanels such panels back to back, 8 npanels rows panel_stride / 8 bytes apart;
+ * QGEMV_ROWS_TILE_Q8_K(block name) names the tile of those rows: the family's where the variant
+ * has one (AVX2 and up), else the generic one */
+#if defined(QGEMV_AVX2)
+#define QGEMV_ROWS_TILE_Q8_K(bname) vec_dot_tile_##bname##_q8_K
+#else
+#define QGEMV_ROWS_TILE_Q8_K(bname) vec_dot_tile_generic_##bname##_q8_K
+#endif
+#define QGEMV_DEFINE_ROW_PANELS(name, pblock, convert, tile)                                \
+    static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
+        pblock *p = (pblock *)panel;                                                        \
+        for (int r = 0; r < 8; r++)                                                         \
+            for (int64_t b = 0; b < n / QK_K; b++)                                          \
+                convert((const block_##name *)((const uint8_t *)w + r * row_stride) + b, p++); \
+    }                                                                                       \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                  int64_t out_stride) {                                     \
+        tile(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
+    }
+
 /* in a tile: a single column (ncols == 1) goes row after row by vec_dot, and the tile returns:
  * each thread one read stream, which a family's multi-row passes do not beat for most formats
  * (benches/RESULTS.md) */

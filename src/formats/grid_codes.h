@@ -85,13 +85,10 @@ QGEMV_DEFINE_GRID_IQ3_C(iq3_s_c)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_c, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs_c, 0.25f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_s_c, 1.0f)
-#if defined(QGEMV_AVX2)
-#define QGEMV_CODES_TILE(cname) vec_dot_tile_##cname##_q8_K
-#else
+#if !defined(QGEMV_AVX2)
 QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq2_xxs, iq2_c, q8_K, QGEMV_ID_q8_K)
 QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq3_xxs, iq3_xxs_c, q8_K, QGEMV_ID_q8_K)
 QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq3_s, iq3_s_c, q8_K, QGEMV_ID_q8_K)
-#define QGEMV_CODES_TILE(cname) vec_dot_tile_generic_##cname##_q8_K
 #endif
 
 /* A GGUF block -> its code block: the scales as read, the sign bits, and each magnitude's code,
@@ -140,8 +137,7 @@ static inline void iq3_c_put32(block_iq3_c *y, int ib32, __m256i c) {
     } while (0)
 #endif
 
-/* codes_of_<name>; rows 0..7 of w (row_stride bytes apart), n values each -> a panel; vec_dot_tile
- * over npanels panels: they are 8 npanels rows of code blocks, panel_stride / 8 bytes apart */
+/* codes_of_<name>, and the panels of 8 rows of code blocks (src/tiles.h: QGEMV_DEFINE_ROW_PANELS) */
 #define QGEMV_DEFINE_GRID_CODES(name, cname, shift, mask, put)                             \
     static void codes_of_##name(const block_##name *x, block_##cname *y) {                 \
         memset(y, 0, sizeof(*y));                                                          \
@@ -155,17 +151,7 @@ static inline void iq3_c_put32(block_iq3_c *y, int ib32, __m256i c) {
             QGEMV_CODES_OF_SUB(name, x, ib32, ix, y, shift, mask, put);                    \
         }                                                                                  \
     }                                                                                      \
-    static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
-        block_##cname *p = (block_##cname *)panel;                                         \
-        for (int r = 0; r < 8; r++)                                                        \
-            for (int64_t b = 0; b < n / QK_K; b++)                                         \
-                codes_of_##name((const block_##name *)((const uint8_t *)w + r * row_stride) + b, p++); \
-    }                                                                                      \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
-                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
-                                  int64_t out_stride) {                                    \
-        QGEMV_CODES_TILE(cname)(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
-    }
+    QGEMV_DEFINE_ROW_PANELS(name, block_##cname, codes_of_##name, QGEMV_ROWS_TILE_Q8_K(cname))
 /* (name, code block, magnitude >> shift & mask = code, how codes are stored) */
 #define QGEMV_PANEL_BLOCK_iq2_xxs block_iq2_c
 #define QGEMV_PANEL_BLOCK_iq2_xs block_iq2_c

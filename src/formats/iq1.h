@@ -588,32 +588,13 @@ QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(QGEMV_ID_iq1_m, iq1_mt, q8_K, QGEMV_ID_q8_K)
 
 #endif
 
-#if defined(QGEMV_AVX2)
-#define QGEMV_TRIT_TILE(tname) vec_dot_tile_##tname##_q8_K
-#else
-#define QGEMV_TRIT_TILE(tname) vec_dot_tile_generic_##tname##_q8_K
-#endif
-/* interleave_x8_<name>: rows 0..7 of w (row_stride bytes apart), n values each -> 8 rows of trit
- * blocks, one row after another, the panel of the format's prepared layout (_formats.py:
- * interleave, panel_type_size); panel_tile_<name>: vec_dot_tile over npanels such panels, back
- * to back, so 8 npanels rows of trit blocks, panel_stride / 8 bytes apart; every row and column
- * gets vec_dot_<name>_q8_K's bits */
-#define QGEMV_DEFINE_TRIT_PANELS(name, tname)                                               \
-    static void interleave_x8_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
-        block_##tname *p = (block_##tname *)panel;                                          \
-        for (int r = 0; r < 8; r++)                                                         \
-            for (int64_t b = 0; b < n / QK_K; b++)                                          \
-                trits_of_##name((const block_##name *)((const uint8_t *)w + r * row_stride) + b, p++); \
-    }                                                                                       \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
-                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
-                                  int64_t out_stride) {                                     \
-        QGEMV_TRIT_TILE(tname)(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
-    }
+/* the panels of iq1_s's and iq1_m's prepared layouts (_formats.py: interleave, panel_type_size): 8
+ * rows of trit blocks (src/tiles.h: QGEMV_DEFINE_ROW_PANELS); every row and column gets
+ * vec_dot_<name>_q8_K's bits */
 #define QGEMV_PANEL_BLOCK_iq1_s block_iq1_st
 #define QGEMV_PANEL_BLOCK_iq1_m block_iq1_mt
-QGEMV_DEFINE_TRIT_PANELS(iq1_s, iq1_st)
-QGEMV_DEFINE_TRIT_PANELS(iq1_m, iq1_mt)
+QGEMV_DEFINE_ROW_PANELS(iq1_s, block_iq1_st, trits_of_iq1_s, QGEMV_ROWS_TILE_Q8_K(iq1_st))
+QGEMV_DEFINE_ROW_PANELS(iq1_m, block_iq1_mt, trits_of_iq1_m, QGEMV_ROWS_TILE_Q8_K(iq1_mt))
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX512)
