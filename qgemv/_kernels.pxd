@@ -46,8 +46,8 @@ cdef extern from "qgemv/kernels.h" nogil:
         qgemv_packed_tile_fn packed_tile[QGEMV_N_TYPES]
         qgemv_packed_tile_fn packed_panel_tile[QGEMV_N_TYPES]
         int packed_panel_min_cols[QGEMV_N_TYPES]
-        qgemv_pack_columns_fn pack_columns
-        size_t packed_nbytes
+        qgemv_pack_columns_fn pack_columns[QGEMV_N_TYPES]
+        size_t packed_nbytes[QGEMV_N_TYPES]
         int packed_min_cols[QGEMV_N_TYPES]
         int *prefetch_one_column
         qgemv_dot_f32_fn dot_f32

@@ -183,7 +183,7 @@ cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *
     then takes the plain tiles."""
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0, r1, g
     cdef Py_ssize_t n_groups = (batch + 15) // 16
-    cdef size_t group_nbytes = <size_t>(cols // 256) * t.packed_nbytes
+    cdef size_t group_nbytes = <size_t>((cols + 255) // 256) * t.packed_nbytes[qtype]
     cdef Py_ssize_t n_tiles = (rows + tile_rows - 1) // tile_rows
     cdef uint8_t *mem = <uint8_t *>malloc(n_groups * group_nbytes + 64)
     cdef uint8_t *packed
@@ -192,7 +192,7 @@ cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *
     packed = mem + (-<size_t>mem & 63)   # 64-byte aligned: the tile's aligned loads
     with nogil:
         for g in prange(n_groups, schedule="static", num_threads=n_threads):
-            t.pack_columns(cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
+            t.pack_columns[qtype](cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
         for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
             r0 = tile * tile_rows
             r1 = min(r0 + tile_rows, rows)

@@ -97,19 +97,14 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_PANEL_TILE_ENTRY(id, name, rows) [id] = panel_tile_##name,
 #define QGEMV_PANEL_ROWS_ENTRY(id, name, rows) [id] = rows,
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
-#define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_IQUANTS(X) QGEMV_PACKED_TILES_IQ1(X)
-#define QGEMV_PACKED_TILE_ENTRY(name, min_cols) [QGEMV_ID_##name] = packed_tile_##name,
-#define QGEMV_PACKED_MIN_COLS_ENTRY(name, min_cols) [QGEMV_ID_##name] = min_cols,
+#define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_ELEMENTS(X) QGEMV_PACKED_TILES_IQUANTS(X) QGEMV_PACKED_TILES_IQ1(X)
+#define QGEMV_PACKED_TILE_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = packed_tile_##name,
+#define QGEMV_PACKED_MIN_COLS_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = min_cols,
+#define QGEMV_PACK_COLUMNS_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = pack_columns_##act,
+#define QGEMV_PACKED_NBYTES_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = QGEMV_PACKED_NBYTES_##act,
 #define QGEMV_FOR_EACH_PACKED_PANEL_TILE(X) QGEMV_PACKED_PANEL_TILES_CODES(X) QGEMV_PACKED_PANEL_TILES_IQ1(X)
 #define QGEMV_PACKED_PANEL_TILE_ENTRY(name, fn, min_cols) [QGEMV_ID_##name] = fn,
 #define QGEMV_PACKED_PANEL_MIN_COLS_ENTRY(name, fn, min_cols) [QGEMV_ID_##name] = min_cols,
-#if defined(QGEMV_AVX512)
-#define QGEMV_PACK_COLUMNS pack_columns_q8_K
-#define QGEMV_PACKED_NBYTES sizeof(block_q8_Kx16c)
-#else
-#define QGEMV_PACK_COLUMNS NULL
-#define QGEMV_PACKED_NBYTES 0
-#endif
 
 const qgemv_kernel_table QGEMV_TABLE = {
     .isa = QGEMV_ISA_NAME,
@@ -127,8 +122,8 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .packed_tile = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_TILE_ENTRY)},
     .packed_panel_tile = {QGEMV_FOR_EACH_PACKED_PANEL_TILE(QGEMV_PACKED_PANEL_TILE_ENTRY)},
     .packed_panel_min_cols = {QGEMV_FOR_EACH_PACKED_PANEL_TILE(QGEMV_PACKED_PANEL_MIN_COLS_ENTRY)},
-    .pack_columns = QGEMV_PACK_COLUMNS,
-    .packed_nbytes = QGEMV_PACKED_NBYTES,
+    .pack_columns = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACK_COLUMNS_ENTRY)},
+    .packed_nbytes = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_NBYTES_ENTRY)},
     .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},
     .prefetch_one_column = &qgemv_prefetch_one_column,
     .dot_f32 = dot_f32,

@@ -215,15 +215,18 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
-def test_avx512_variants_multiply_the_iq_grids_and_iq1_from_packed_columns_from_8_on():
+def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
-    batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included."""
+    batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f16
+    takes its batches of 6 and more from columns widened to float32 (src/formats/elements.h):
+    test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order's batch of 8 and
+    test_tiles_are_vec_dot_bits_for_any_shape's of 9 and 33 run it."""
     packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: packed.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
+            f.name: {**packed, "f16": 6}.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
         # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: 8 if avx512 and f.name in packed else 0 for f in MATMUL}, isa

@@ -39,11 +39,12 @@ typedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel
                                     const void *a, int64_t act_stride, int64_t ncols,
                                     float *out, int64_t out_stride);
 /* columns 16 g .. 16 g + 15 of ncols activations (act_stride bytes apart), n values each, ->
- * what a packed_tile reads for them: n / QK_K blocks block_q8_Kx16c (src/packed_tile.h) */
+ * what a packed_tile reads for them: n / QK_K blocks block_q8_Kx16c (q8_K, src/packed_tile.h),
+ * or each column's values widened to float32 (f16, src/formats/elements.h) */
 typedef void (*qgemv_pack_columns_fn)(int64_t n, const void *a, int64_t act_stride, int64_t ncols, int64_t g,
                                       void *packed);
 /* vec_dot_tile's result, the same bits, from ncols columns packed by pack_columns: group g at
- * packed + g * (n / QK_K) * packed_nbytes (64-byte aligned) */
+ * packed + g * ceil(n / QK_K) * packed_nbytes (64-byte aligned) */
 typedef void (*qgemv_packed_tile_fn)(int64_t n, const void *w, int64_t row_stride, int64_t nrows,
                                      const void *packed, int64_t ncols, float *out, int64_t out_stride);
 /* one row of n values -> the same row in the format's repack_as format (_formats.py): the same
@@ -83,8 +84,8 @@ typedef struct {
                                                          * (8 a panel, one after another); NULL:
                                                          * packed batches read the GGUF rows */
     int packed_panel_min_cols[QGEMV_N_TYPES];           /* the smallest batch that takes that */
-    qgemv_pack_columns_fn pack_columns;                 /* what every packed_tile reads (q8_K) */
-    size_t packed_nbytes;                               /* its bytes per 16 columns and QK_K values */
+    qgemv_pack_columns_fn pack_columns[QGEMV_N_TYPES];  /* what the type's packed_tile reads */
+    size_t packed_nbytes[QGEMV_N_TYPES];                /* its bytes per 16 columns and QK_K values */
     int packed_min_cols[QGEMV_N_TYPES];                 /* the smallest batch that takes it */
     int *prefetch_one_column;                           /* 1: a single column's panel passes prefetch
                                                          * (simd.h: QGEMV_PREFETCH_PASS_LINE) */

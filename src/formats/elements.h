@@ -287,9 +287,12 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #define QGEMV_FLOAT_CB 3
 #define QGEMV_FLOAT_CASES QGEMV_FLOAT_CASES_4x3
 #endif
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                           \
-    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_RB], \
-                                                const T *const y[QGEMV_FLOAT_CB], const int RB, const int CB, \
+/* vec_dot_tile_<name>_<act>: weights of element type T (to_f32 widens one), activations of
+ * TA (act_to_f32); one_column: the tile's single-column statement (QGEMV_TILE_ONE_COLUMN, or
+ * QGEMV_TILE_NO_ONE_COLUMN where no vec_dot takes these activations) */
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32, act, TA, act_to_f32, one_column)          \
+    QGEMV_ALWAYS_INLINE void float_block_##name##_##act(int64_t n, const T *const x[QGEMV_FLOAT_RB], \
+                                                const TA *const y[QGEMV_FLOAT_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
         enum { passes = QGEMV_FLOAT_ACCS_##name };   /* pass k: accumulator k's spans */  \
@@ -332,7 +335,7 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                         for (int j = 0; j < 2; j++) {                                      \
                             qgemv_vec_##name av[QGEMV_FLOAT_CB];                           \
                             for (int c = 0; c < CB; c++) {                                 \
-                                av[c] = qgemv_part_##name(y[c] + i, j);                    \
+                                av[c] = qgemv_part_##act(y[c] + i, j);                     \
                                 QGEMV_IN_REGISTER(av[c]);                                  \
                             }                                                              \
                             for (int r = 0; r < RB; r++) {                                 \
@@ -348,15 +351,15 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
                 float sum = qgemv_fvec_hsum(passes == 2 ? qgemv_fvec_add(sums[0][r][c], sums[passes - 1][r][c]) : sums[0][r][c]); \
-                for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]); \
+                for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * act_to_f32(y[c][i]); \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
     }                                                                                      \
-    static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
-                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
+    static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
+                                            int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                            int64_t ncols, float *restrict out, int64_t out_stride) { \
         if (QGEMV_FLOAT_ACCS_##name == 2) {   /* else 4 x 1 blocks: 4 chains */            \
-            QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride); \
+            one_column(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         }                                                                                  \
         const int64_t passes = (ncols + QGEMV_FLOAT_CB - 1) / QGEMV_FLOAT_CB;              \
         for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_RB) {                              \
@@ -374,12 +377,12 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
                 const T *next[QGEMV_FLOAT_RB];                                             \
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
                 const int CB = (int)((p + 1) * ncols / passes - c);                        \
-                const T *y[QGEMV_FLOAT_CB];                                                \
+                const TA *y[QGEMV_FLOAT_CB];                                               \
                 for (int k = 0; k < QGEMV_FLOAT_CB; k++)                                   \
-                    y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
+                    y[k] = (const TA *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
                 float *o = out + r * out_stride + c;                                       \
                 switch (RB * 8 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
-                QGEMV_FLOAT_CASES(name)                                                    \
+                QGEMV_FLOAT_CASES(name##_##act)                                            \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
@@ -397,10 +400,48 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #define QGEMV_FLOAT_CASES_4x6(name) QGEMV_FLOAT_CASES_ROW_6(name, 4) QGEMV_FLOAT_CASES_ROW_6(name, 3) \
     QGEMV_FLOAT_CASES_ROW_6(name, 2) QGEMV_FLOAT_CASES_ROW_6(name, 1)
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
-QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself)
+#define QGEMV_TILE_NO_ONE_COLUMN(...)
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32, f16, uint16_t, qgemv_fp16_to_fp32, QGEMV_TILE_ONE_COLUMN)
+QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32, bf16, uint16_t, qgemv_bf16_to_fp32, QGEMV_TILE_ONE_COLUMN)
+QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself, f32, float, qgemv_f32_itself, QGEMV_TILE_ONE_COLUMN)
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #else
 #define QGEMV_TILES_ELEMENTS(X)   /* portable: the generic tiles (src/tiles.h) */
+#endif
+
+#if defined(QGEMV_AVX512)
+/* f16 batches from packed columns (the driver of src/packed_tile.h): the f16 activations
+ * widened to float32 once per product, exactly, so that a 4 x 6 block converts its 4 weight
+ * vectors a part and loads the 6 columns' as they are, not 10 conversions per 24 fmas.  The
+ * same values, the same fmas in the same order: vec_dot's bits.  C harness, 4096 x 4096, 1
+ * thread, batch 30: 11.0-11.2 ms against 12.0-12.1; the same blocks in inline assembly, no
+ * accumulator on the stack, ran as fast as these and no faster (11.1-11.2).  Through matmul,
+ * the two side by side (benches/RESULTS.md): batch 32 1.04x at 1 thread, 1.02-1.09x at 2;
+ * batches of 8 and 16 at 2 threads 0.94-1.03x, no better than noise. */
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32, f32, float, qgemv_f32_itself, QGEMV_TILE_NO_ONE_COLUMN)
+/* the f32 values a column takes when packed: n rounded up to whole QK_K, zeros past n */
+#define QGEMV_PACKED_VALUES_f16(n) (((n) + QK_K - 1) / QK_K * QK_K)
+#define QGEMV_PACKED_NBYTES_f16 (16 * QK_K * sizeof(float))   /* 16 columns, QK_K values */
+/* columns 16 g .. 16 g + 15 (those below ncols) of f16 activations -> float32, column after
+ * column, QGEMV_PACKED_VALUES_f16(n) each */
+static void pack_columns_f16(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
+                             void *restrict packed) {
+    const int64_t np = QGEMV_PACKED_VALUES_f16(n);
+    for (int64_t c = 16 * g; c < ncols && c < 16 * g + 16; c++) {
+        float *dst = (float *)packed + (c - 16 * g) * np;
+        dequant_row_f16((const uint8_t *)a + c * act_stride, dst, n);
+        memset(dst + n, 0, (size_t)(np - n) * sizeof(float));
+    }
+}
+static void packed_tile_f16(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                            const void *restrict packed, int64_t ncols, float *restrict out, int64_t out_stride) {
+    vec_dot_tile_f16_f32(n, w, row_stride, nrows, packed, QGEMV_PACKED_VALUES_f16(n) * (int64_t)sizeof(float),
+                         ncols, out, out_stride);
+}
+/* (name, from how many columns, act): below 6 columns the packing gains nothing (C harness,
+ * 4096 x 4096, 1 thread, packed / plain time: batch 2-4 0.94-1.06, 6 1.04-1.08, 8 1.06-1.12,
+ * 12 1.12-1.17, 16 1.09-1.11, 32 1.09-1.10) */
+#define QGEMV_PACKED_TILES_ELEMENTS(X) X(f16, 6, f16)
+#else
+#define QGEMV_PACKED_TILES_ELEMENTS(X)
 #endif

@@ -598,7 +598,7 @@ QGEMV_DEFINE_ROW_PANELS(iq1_m, block_iq1_mt, trits_of_iq1_m, QGEMV_ROWS_TILE_Q8_
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #if defined(QGEMV_AVX512)
-#define QGEMV_PACKED_TILES_IQ1(X) X(iq1_s, 8) X(iq1_m, 16)   /* (name, from how many columns) */
+#define QGEMV_PACKED_TILES_IQ1(X) X(iq1_s, 8, q8_K) X(iq1_m, 16, q8_K)   /* (name, from how many columns, act) */
 /* (name, over its panels' rows, from how many columns): from the trit blocks the packed tile
  * beats their own tile from 8 columns on (C harness, 4096 x 4096, 1 thread, batch 6 / 7 / 8 / 12
  * / 16: 1.04 / 1.21 / 1.20 / 1.41-1.49 / 1.80-1.87x); from the GGUF rows it waits for 16 */
