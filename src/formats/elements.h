@@ -400,7 +400,6 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #define QGEMV_FLOAT_CASES_4x6(name) QGEMV_FLOAT_CASES_ROW_6(name, 4) QGEMV_FLOAT_CASES_ROW_6(name, 3) \
     QGEMV_FLOAT_CASES_ROW_6(name, 2) QGEMV_FLOAT_CASES_ROW_6(name, 1)
 static inline float qgemv_f32_itself(float v) { return v; }
-#define QGEMV_TILE_NO_ONE_COLUMN(...)
 QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32, f16, uint16_t, qgemv_fp16_to_fp32, QGEMV_TILE_ONE_COLUMN)
 QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32, bf16, uint16_t, qgemv_bf16_to_fp32, QGEMV_TILE_ONE_COLUMN)
 QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself, f32, float, qgemv_f32_itself, QGEMV_TILE_ONE_COLUMN)

@@ -525,10 +525,11 @@ QGEMV_DEFINE_PACKED_TILE_IQ(iq3_s, 1.0f, 32)
 #define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
 #if defined(QGEMV_AVX512)
-/* (name, from how many columns, the activations packed); below, the GGUF rows' tiles or the code blocks' (grid_codes.h).
- * The packed tile over the code blocks beats the code blocks' own tiles from 8 columns on (C
- * harness, 4096 x 4096, 1 thread, batch 8: iq3_xxs 1.11-1.26x, iq3_s 1.01-1.11x; batch 6: 0.92x),
- * and at 32 columns every code tile ran 2x slower than the packed one over the GGUF rows */
+/* (name, from how many columns, the activations packed); below, the GGUF rows' tiles or the
+ * code blocks' (grid_codes.h).  The packed tile over the code blocks beats the code blocks' own
+ * tiles from 8 columns on (C harness, 4096 x 4096, 1 thread, batch 8: iq3_xxs 1.11-1.26x, iq3_s
+ * 1.01-1.11x; batch 6: 0.92x), and at 32 columns every code tile ran 2x slower than the packed
+ * one over the GGUF rows */
 #define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, 8, q8_K) X(iq2_xs, 8, q8_K) X(iq2_s, 8, q8_K) X(iq3_xxs, 8, q8_K) \
     X(iq3_s, 8, q8_K)
 #else
