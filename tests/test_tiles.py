@@ -468,7 +468,8 @@ def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
 @pytest.mark.parametrize("batch", [1, 3, 17])
 def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
     """Rows of 70 blocks: a batch sweeps the panels in chunks (2 full and a partial one for the
-    32-block chunks of q32_pairs.h), keeping each column's accumulators between them."""
+    32-block chunks of q32_pairs.h, 4 and a partial one for its 16-block AVX-512 chunks), keeping
+    each column's accumulators between them; batch 17 spans two groups of 16 columns."""
     _skip_without_panels(fmt)
     rows, cols = 16, 70 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)

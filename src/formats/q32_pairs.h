@@ -20,6 +20,10 @@
  * cost about what a column's dot does (4096 x 4096, 1 thread, C harness: batch 8 7.0-7.4 ->
  * 6.1-6.5 ms for q5_0, 6.9-7.1 -> 5.4-5.7 for q5_1; batch 32 27.5 -> 21.8 and 26.3 -> 18.9),
  * q4_1's nibbles only beyond 8 columns (batch 8 4.8-5.0 -> 5.4-5.5, batch 32 19.8 -> 17.1).
+ * AVX-512 batches take 512-bit registers of 4 rows instead (x8p_batch_<name> below): half the
+ * instructions for the same lanes, without the pairs' scale permutes (4096 x 4096, 2 threads,
+ * through matmul: batch 8 1.9-2.5 -> 1.5-1.8 ms, batch 32 6.8-7.2 -> 5.4-6.3).  The GEMV keeps
+ * the 256-bit pairs, which stream as fast.
  */
 
 /* ---------------------------------------------------------------- the layout */
@@ -120,18 +124,8 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
             *lo = _mm256_or_si256(*lo, x8p_fifth_bits(plane, 2 * p));                           \
             *hi = _mm256_or_si256(*hi, x8p_fifth_bits(plane, 2 * p + 1));                       \
         }                                                                                       \
-    }                                                                                           \
-    /* kn panel blocks decoded once, for the columns of a batch to share */                     \
-    static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded *restrict dec) { \
-        for (int64_t k = 0; k < kn; k++) {                                                      \
-            QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                                       \
-            const __m256i plane = X8P_PLANE_##name(&xp[k]);                                     \
-            _Pragma("GCC unroll 4")                                                             \
-            for (int p = 0; p < 4; p++) x8p_levels_##name(&xp[k], plane, p, &dec[k].lev[2 * p], &dec[k].lev[2 * p + 1]); \
-            dec[k].d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d));              \
-            dec[k].m = X8P_MINS_##name(&xp[k]);                                                 \
-        }                                                                                       \
     }
+
 /* kn panel blocks against one column, read from the panel (dec NULL) or from their decoded
  * levels and scales: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the row pair 2p, 2p + 1
  * (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8 rows in one pass,
@@ -182,51 +176,184 @@ static inline void x8p_finish(const __m256 acc[8], __m256 summ, float *out, int6
     for (int r = 0; r < 8; r++)
         out[r * out_stride] = tile_32_hsum_pair_row(acc[2 * (r / 2)], acc[2 * (r / 2) + 1], r % 2) + sm[r];
 }
+#if defined(QGEMV_AVX512)
+/* AVX-512 batches: a panel block's levels as 4 registers of 4 rows, z = 2 q + h holding rows
+ * 4 q .. 4 q + 3 (128-bit lane r: row 4 q + r) and half h (low nibbles, values 0..15: lanes
+ * 0..3; high, 16..31: lanes 4..7), so one vpdpbusd gives 16 of the 8 x 8 int32 lanes and the
+ * scales come spread [d_r x 4] per quad.  q5_0 keeps its levels signed (q - 16) against the
+ * activations flipped unsigned (a + 128) from -128 sum_{j in lane} (q_j - 16): the same exact
+ * int32 without a per-column offset.  A chunk of X8P_ZMM_CHUNK blocks is decoded once for
+ * X8P_COLS columns (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower). */
+#define X8P_ZMM_CHUNK 16   /* blocks per pass (q5_0: 10.5 KiB decoded) */
+typedef struct {
+    __m512i lev[4];     /* z = 2 q + h */
+    __m512i start[4];   /* q5_0: each lane's -128 sum (q - 16), the vpdpbusd's start */
+    __m512 d[2];        /* quad q: d_x of its 4 rows, 4 lanes each */
+    __m256 m;           /* minima, lane r: row r (q4_1, q5_1) */
+} x8p_decoded_zmm;
+
+#define QGEMV_DEFINE_X8P_BATCH(name, act)                                                        \
+    static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded_zmm *restrict dec) { \
+        const __m512i m4 = _mm512_set1_epi8(0x0f);                                               \
+        for (int64_t k = 0; k < kn; k++) {                                                       \
+            QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                                        \
+            const __m512i plane = X8P_QH_##name ? _mm512_broadcast_i64x4(X8P_PLANE_##name(&xp[k])) \
+                                                : _mm512_setzero_si512();                        \
+            const __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d));        \
+            _Pragma("GCC unroll 2")                                                              \
+            for (int q = 0; q < 2; q++) {                                                        \
+                const __m512i v = _mm512_loadu_si512((const void *)&xp[k].qs[64 * q]);           \
+                __m512i lev[2] = {_mm512_and_si512(v, m4), _mm512_and_si512(_mm512_srli_epi16(v, 4), m4)}; \
+                for (int h = 0; h < 2; h++) {                                                    \
+                    if (X8P_QH_##name) {   /* rows 4 q + r: 5th bit R = 4 q + 2 (r / 2) + h */   \
+                        const __m512i sel = _mm512_inserti64x4(                                  \
+                            _mm512_castsi256_si512(_mm256_set1_epi8((char)(1 << (4 * q + h)))),  \
+                            _mm256_set1_epi8((char)(1 << (4 * q + 2 + h))), 1);                  \
+                        lev[h] = _mm512_mask_add_epi8(lev[h], _mm512_test_epi8_mask(plane, sel), \
+                                                      lev[h], _mm512_set1_epi8(0x10));           \
+                    }                                                                            \
+                    if (X8P_OFFSET_##name) {   /* 512 o - 128 sum q = -128 sum (q - o) */        \
+                        dec[k].start[2 * q + h] = _mm512_dpbusd_epi32(_mm512_set1_epi32(512 * X8P_OFFSET_##name), \
+                                                                      lev[h], _mm512_set1_epi8(-128)); \
+                        lev[h] = _mm512_sub_epi8(lev[h], _mm512_set1_epi8(X8P_OFFSET_##name));   \
+                    }                                                                            \
+                    dec[k].lev[2 * q + h] = lev[h];                                              \
+                }                                                                                \
+                const __m512i spread = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, \
+                    4 * q + 1, 4 * q + 1, 4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 3, 4 * q + 3, \
+                    4 * q + 3, 4 * q + 3);                                                       \
+                dec[k].d[q] = _mm512_permutexvar_ps(spread, _mm512_castps256_ps512(d8));         \
+            }                                                                                    \
+            dec[k].m = X8P_MINS_##name(&xp[k]);                                                  \
+        }                                                                                        \
+    }                                                                                            \
+    /* kn decoded blocks against one column: acc[z] += d (float) lanes, *summ += m_x s_y */      \
+    QGEMV_ALWAYS_INLINE void x8p_run_z_##name(const x8p_decoded_zmm *restrict dec, const block_##act *restrict y, \
+                                                int64_t kn, __m512 acc[4], __m256 *summ) {       \
+        __m512 ac[4];                                                                            \
+        __m256 sm = *summ;                                                                       \
+        for (int z = 0; z < 4; z++) ac[z] = acc[z];                                              \
+        for (int64_t k = 0; k < kn; k++) {                                                       \
+            const __m512 dy = _mm512_set1_ps(scale_##act(&y[k]));                                \
+            if (X8P_MIN_##name)                                                                  \
+                sm = _mm256_add_ps(sm, _mm256_mul_ps(dec[k].m,                                   \
+                                   _mm256_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s)))); \
+            __m512i a[2] = {_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)y[k].qs)),   \
+                            _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[k].qs + 16)))}; \
+            _Pragma("GCC unroll 4")                                                              \
+            for (int z = 0; z < 4; z++) {                                                        \
+                __m512i s;                                                                       \
+                if (X8P_OFFSET_##name)                                                           \
+                    s = _mm512_dpbusd_epi32(dec[k].start[z], _mm512_xor_si512(a[z % 2], _mm512_set1_epi8((char)0x80)), \
+                                            dec[k].lev[z]);                                      \
+                else                                                                             \
+                    s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), dec[k].lev[z], a[z % 2]);    \
+                ac[z] = _mm512_fmadd_ps(_mm512_mul_ps(dec[k].d[z / 2], dy), _mm512_cvtepi32_ps(s), ac[z]); \
+            }                                                                                    \
+        }                                                                                        \
+        for (int z = 0; z < 4; z++) acc[z] = ac[z];                                              \
+        *summ = sm;                                                                              \
+    }                                                                                            \
+    /* one panel against ncols columns: X8P_COLS columns' accumulators, chunk by chunk */        \
+    static void x8p_batch_##name(int64_t nb, const block_##name##x8 *restrict xp, const void *restrict a, \
+                                     int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
+        for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                       \
+            const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;                    \
+            __m512 acc[X8P_COLS][4];                                                             \
+            __m256 summ[X8P_COLS];                                                               \
+            x8p_decoded_zmm dec[X8P_ZMM_CHUNK];                                                  \
+            for (int64_t c = 0; c < nc; c++) {                                                   \
+                summ[c] = _mm256_setzero_ps();                                                   \
+                for (int z = 0; z < 4; z++) acc[c][z] = _mm512_setzero_ps();                     \
+            }                                                                                    \
+            for (int64_t k0 = 0; k0 < nb; k0 += X8P_ZMM_CHUNK) {                                 \
+                const int64_t kn = nb - k0 < X8P_ZMM_CHUNK ? nb - k0 : X8P_ZMM_CHUNK;            \
+                x8p_decode_##name(xp + k0, kn, dec);                                             \
+                for (int64_t c = 0; c < nc; c++)                                                 \
+                    x8p_run_z_##name(dec, (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, \
+                                       kn, acc[c], &summ[c]);                                    \
+            }                                                                                    \
+            for (int64_t c = 0; c < nc; c++) x8p_finish_zmm(acc[c], summ[c], o + c0 + c, out_stride); \
+        }                                                                                        \
+    }
+
+/* the 8 rows' results of one column: per 128-bit lane hsum_float_8's (l_i + l_i+4), then pairs */
+static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, int64_t out_stride) {
+    float sm[8], h[2][16];
+    _mm256_storeu_ps(sm, summ);
+    for (int q = 0; q < 2; q++) {
+        const __m512 t = _mm512_add_ps(acc[2 * q + 1], acc[2 * q]);
+        const __m512 u = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(3, 2, 3, 2)));
+        _mm512_storeu_ps(h[q], _mm512_add_ps(u, _mm512_movehdup_ps(u)));
+    }
+    for (int r = 0; r < 8; r++) out[r * out_stride] = h[r / 4][4 * (r % 4)] + sm[r];
+}
+#else
+#define QGEMV_DEFINE_X8P_BATCH(name, act)                                                        \
+    /* kn panel blocks decoded once, for the columns of a batch to share */                      \
+    static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded *restrict dec) { \
+        for (int64_t k = 0; k < kn; k++) {                                                       \
+            QGEMV_PREFETCH_STREAM(&xp[k], sizeof(xp[0]));                                        \
+            const __m256i plane = X8P_PLANE_##name(&xp[k]);                                      \
+            _Pragma("GCC unroll 4")                                                              \
+            for (int p = 0; p < 4; p++) x8p_levels_##name(&xp[k], plane, p, &dec[k].lev[2 * p], &dec[k].lev[2 * p + 1]); \
+            dec[k].d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d));               \
+            dec[k].m = X8P_MINS_##name(&xp[k]);                                                  \
+        }                                                                                        \
+    }                                                                                            \
+    /* one panel against ncols columns: X8P_COLS columns' accumulators, chunk by chunk */        \
+    static void x8p_batch_##name(int64_t nb, const block_##name##x8 *restrict xp, const void *restrict a, \
+                                 int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
+        for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                       \
+            const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;                    \
+            __m256 acc[X8P_COLS][8], summ[X8P_COLS];                                             \
+            x8p_decoded dec[X8P_CHUNK];                                                          \
+            const int decode = X8P_QH_##name || nc > 8;   /* where decoding once pays (above) */ \
+            for (int64_t c = 0; c < nc; c++) {                                                   \
+                summ[c] = _mm256_setzero_ps();                                                   \
+                for (int i = 0; i < 8; i++) acc[c][i] = _mm256_setzero_ps();                     \
+            }                                                                                    \
+            for (int64_t k0 = 0; k0 < nb; k0 += X8P_CHUNK) {                                     \
+                const int64_t kn = nb - k0 < X8P_CHUNK ? nb - k0 : X8P_CHUNK;                    \
+                if (decode) x8p_decode_##name(xp + k0, kn, dec);                                 \
+                for (int64_t c = 0; c < nc; c++) {                                               \
+                    const block_##act *y = (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
+                    if (decode) x8p_run_##name(xp + k0, dec, y, kn, acc[c], &summ[c]);           \
+                    else x8p_run_##name(xp + k0, NULL, y, kn, acc[c], &summ[c]);                 \
+                }                                                                                \
+            }                                                                                    \
+            for (int64_t c = 0; c < nc; c++) x8p_finish(acc[c], summ[c], o + c0 + c, out_stride); \
+        }                                                                                        \
+    }
+#endif
+
 #define QGEMV_DEFINE_X8P_TILE(name, act)                                                         \
-    QGEMV_DEFINE_X8P_RUN(name, act)                                                             \
+    QGEMV_DEFINE_X8P_RUN(name, act)                                                              \
+    QGEMV_DEFINE_X8P_BATCH(name, act)                                                            \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
-        const int64_t nb = n / 32;                                                              \
-        for (int64_t pi = 0; pi < npanels; pi++) {                                              \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,   \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {      \
+        const int64_t nb = n / 32;                                                               \
+        for (int64_t pi = 0; pi < npanels; pi++) {                                               \
             const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + pi * panel_stride); \
-            float *o = out + 8 * pi * out_stride;                                               \
-            if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                  \
-                __m256 acc[8], summ = _mm256_setzero_ps();                                      \
-                for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                       \
-                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, acc, &summ);               \
-                x8p_finish(acc, summ, o, out_stride);                                           \
-                continue;                                                                       \
-            }                                                                                   \
-            for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                  \
-                const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;               \
-                __m256 acc[X8P_COLS][8], summ[X8P_COLS];                                        \
-                x8p_decoded dec[X8P_CHUNK];                                                     \
-                const int decode = X8P_QH_##name || nc > 8;   /* where decoding once pays (above) */ \
-                for (int64_t c = 0; c < nc; c++) {                                              \
-                    summ[c] = _mm256_setzero_ps();                                              \
-                    for (int i = 0; i < 8; i++) acc[c][i] = _mm256_setzero_ps();                \
-                }                                                                               \
-                for (int64_t k0 = 0; k0 < nb; k0 += X8P_CHUNK) {                                \
-                    const int64_t kn = nb - k0 < X8P_CHUNK ? nb - k0 : X8P_CHUNK;               \
-                    if (decode) x8p_decode_##name(xp + k0, kn, dec);                            \
-                    for (int64_t c = 0; c < nc; c++) {                                          \
-                        const block_##act *y = (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
-                        if (decode) x8p_run_##name(xp + k0, dec, y, kn, acc[c], &summ[c]);      \
-                        else x8p_run_##name(xp + k0, NULL, y, kn, acc[c], &summ[c]);            \
-                    }                                                                           \
-                }                                                                               \
-                for (int64_t c = 0; c < nc; c++) x8p_finish(acc[c], summ[c], o + c0 + c, out_stride); \
-            }                                                                                   \
-        }                                                                                       \
+            float *o = out + 8 * pi * out_stride;                                                \
+            if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                   \
+                __m256 acc[8], summ = _mm256_setzero_ps();                                       \
+                for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                        \
+                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, acc, &summ);                \
+                x8p_finish(acc, summ, o, out_stride);                                            \
+                continue;                                                                        \
+            }                                                                                    \
+            x8p_batch_##name(nb, xp, a, act_stride, ncols, o, out_stride);                       \
+        }                                                                                        \
     }
 #else
 /* portable: vec_dot's step on each row's blocks, read back from the panel */
 #define QGEMV_DEFINE_X8P_TILE(name, act)                                                         \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
-        for (int64_t r = 0; r < 8 * npanels; r++) {                                             \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,   \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {      \
+        for (int64_t r = 0; r < 8 * npanels; r++) {                                              \
             const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + r / 8 * panel_stride); \
             for (int64_t c = 0; c < ncols; c++) {                                               \
                 const block_##act *y = (const block_##act *)((const uint8_t *)a + c * act_stride); \
