@@ -38,7 +38,7 @@ def show_config(file=None) -> dict:
         "omp_max_threads": omp_max,
         "num_threads": get_num_threads(),
         "gemv_prefetch": ("on" if _dispatch.gemv_prefetch else "off")
-                         + f" (single column over 16-row panels; CPU {_dispatch.cpu_vendor or 'unknown'})",
+                         + f" (single column over the panels; CPU {_dispatch.cpu_vendor or 'unknown'})",
         "build": _kernels.BUILD_INFO,
     }
     width = max(map(len, config))

@@ -6,7 +6,7 @@ BMI2), baseline (portable C, any CPU).  ``QGEMV_ISA=baseline|avx2|avx512|avx512b
 asking for one this CPU cannot run, or that was not compiled, is an error at import.
 
 One speed policy is chosen here too, per CPU rather than per variant: whether a single column
-streaming 16-row panels asks for its lines ahead (``gemv_prefetch``; include/qgemv/simd.h).
+streaming the panels asks for its lines ahead (``gemv_prefetch``; include/qgemv/simd.h).
 ``QGEMV_GEMV_PREFETCH=0|1`` forces it.
 """
 from __future__ import annotations

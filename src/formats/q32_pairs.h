@@ -126,20 +126,22 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
         }                                                                                       \
     }
 
-/* kn panel blocks against one column, read from the panel (dec NULL) or from their decoded
- * levels and scales: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the row pair 2p, 2p + 1
- * (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8 rows in one pass,
- * though GCC may keep some accumulators on the stack (q5_0 kept 4 of 8 where measured): 2 passes
- * of 4 rows, each block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1) slower */
+/* kn panel blocks against one column of ncols, read from the panel (dec NULL) or from their
+ * decoded levels and scales: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the row pair
+ * 2p, 2p + 1 (row 2p in the low half), *summ (lane r: row r) the minima's terms.  All 8 rows in
+ * one pass, though GCC may keep some accumulators on the stack (q5_0 kept 4 of 8 where
+ * measured): 2 passes of 4 rows, each block's set-up made twice, ran 1.15x (q4_1) to 1.5x (q5_1)
+ * slower */
 #define QGEMV_DEFINE_X8P_RUN(name, act)                                                          \
     QGEMV_DEFINE_X8P_LEVELS(name)                                                               \
     QGEMV_ALWAYS_INLINE void x8p_run_##name(const block_##name##x8 *restrict xp, const x8p_decoded *restrict dec, \
-                                            const block_##act *restrict y, int64_t kn, __m256 acc[8], __m256 *summ) { \
+                                            const block_##act *restrict y, int64_t kn, int64_t ncols, \
+                                            __m256 acc[8], __m256 *summ) {                       \
         const __m256i ones = _mm256_set1_epi16(1);                                              \
         __m256 ac[8], sm = *summ;                                                               \
         for (int i = 0; i < 8; i++) ac[i] = acc[i];                                             \
         for (int64_t k = 0; k < kn; k++) {                                                      \
-            if (!dec) QGEMV_PREFETCH_STREAM_AT(&xp[k], sizeof(xp[0]), X8_STREAM_AHEAD);          \
+            if (!dec) QGEMV_PREFETCH_PASS_STREAM_AT(&xp[k], sizeof(xp[0]), X8_STREAM_AHEAD, ncols); \
             const __m256 dx = dec ? dec[k].d : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d)); \
             const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(scale_##act(&y[k])));             \
             if (X8P_MIN_##name)                                                                 \
@@ -318,8 +320,8 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
                 if (decode) x8p_decode_##name(xp + k0, kn, dec);                                 \
                 for (int64_t c = 0; c < nc; c++) {                                               \
                     const block_##act *y = (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
-                    if (decode) x8p_run_##name(xp + k0, dec, y, kn, acc[c], &summ[c]);           \
-                    else x8p_run_##name(xp + k0, NULL, y, kn, acc[c], &summ[c]);                 \
+                    if (decode) x8p_run_##name(xp + k0, dec, y, kn, ncols, acc[c], &summ[c]);    \
+                    else x8p_run_##name(xp + k0, NULL, y, kn, ncols, acc[c], &summ[c]);          \
                 }                                                                                \
             }                                                                                    \
             for (int64_t c = 0; c < nc; c++) x8p_finish(acc[c], summ[c], o + c0 + c, out_stride); \
@@ -340,7 +342,7 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
             if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                   \
                 __m256 acc[8], summ = _mm256_setzero_ps();                                       \
                 for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                        \
-                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, acc, &summ);                \
+                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, 1, acc, &summ);             \
                 x8p_finish(acc, summ, o, out_stride);                                            \
                 continue;                                                                        \
             }                                                                                    \

@@ -85,11 +85,15 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
 #define X8_PANELS 16
 #define X8_COLS 32     /* columns likewise */
 /* a single column's panels (here and in q32_pairs.h) are prefetched 4 times QGEMV_STREAM_AHEAD
- * ahead: on an Intel Xeon (AMX, a KVM guest) whose hardware prefetcher left them waiting on
- * memory, 14336 x 4096 out of cache, 2 threads, q4_0 1.60-1.65 -> 1.25 ms, iq4_nl 1.58-1.64 ->
- * 1.15-1.19, mxfp4 1.37-1.60 -> 1.21-1.27, q4_1 1.53-1.70 -> 1.36-1.42, q5_1 1.82-1.99 ->
- * 1.48-1.50, q5_0 even; 1 thread up to 12% faster; in cache even (on a Zen 3 the prefetch at
- * QGEMV_STREAM_AHEAD gave 1.0-1.2x against none) */
+ * ahead where the CPU asks for it (QGEMV_PREFETCH_PASS_STREAM_AT): on an Intel Xeon (AMX, a KVM
+ * guest) whose hardware prefetcher left them waiting on memory, 14336 x 4096 out of cache, 2
+ * threads, q4_0 1.60-1.65 -> 1.25 ms, iq4_nl 1.58-1.64 -> 1.15-1.19, mxfp4 1.37-1.60 ->
+ * 1.21-1.27, q4_1 1.53-1.70 -> 1.36-1.42, q5_1 1.82-1.99 -> 1.48-1.50, q5_0 even; 1 thread up to
+ * 12% faster; in cache even (on a Zen 3 the prefetch at QGEMV_STREAM_AHEAD gave 1.0-1.2x against
+ * none).  A Zen 4 streams them faster alone, as its 16-row panels: without, same process, 1 / 2
+ * threads, q4_0 2.20 -> 1.84 / 1.77 -> 1.34 ms, iq4_nl 1.40 -> 1.22 / 1.33 -> 1.11, mxfp4 1.85
+ * -> 1.65 / 1.28 -> 1.13, q4_1 1.58 -> 1.30 / 1.48 -> 1.25, q5_0 1.82 -> 1.57 / 0.97 -> 0.80,
+ * q5_1 2.10 -> 1.82 / 1.43 -> 1.41 */
 #define X8_STREAM_AHEAD (4 * QGEMV_STREAM_AHEAD)
 
 #if defined(QGEMV_AVX2)
@@ -227,7 +231,7 @@ QGEMV_DEFINE_X8_FROM_ROWS(mxfp4, e)
             block_##name##x8 scales;                                                            \
             __m256i qs[4];                                                                      \
             if (xp) {                                                                           \
-                QGEMV_PREFETCH_STREAM_AT(&xp[k], sizeof(xp[0]), X8_STREAM_AHEAD);               \
+                QGEMV_PREFETCH_PASS_STREAM_AT(&xp[k], sizeof(xp[0]), X8_STREAM_AHEAD, CB);      \
                 for (int g = 0; g < 4; g++) qs[g] = _mm256_loadu_si256((const __m256i *)(xp[k].qs + 32 * g)); \
             } else {                                                                            \
                 for (int r = 0; r < 8; r++)                                                     \
