@@ -124,7 +124,7 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
             *lo = _mm256_or_si256(*lo, x8p_fifth_bits(plane, 2 * p));                           \
             *hi = _mm256_or_si256(*hi, x8p_fifth_bits(plane, 2 * p + 1));                       \
         }                                                                                       \
-    }
+    }                                                                                           \
 
 /* kn panel blocks against one column of ncols, read from the panel (dec NULL) or from their
  * decoded levels and scales: acc[2p], acc[2p + 1] get the lanes 0..3 and 4..7 of the row pair
@@ -231,7 +231,7 @@ typedef struct {
     }                                                                                            \
     /* kn decoded blocks against one column: acc[z] += d (float) lanes, *summ += m_x s_y */      \
     QGEMV_ALWAYS_INLINE void x8p_run_z_##name(const x8p_decoded_zmm *restrict dec, const block_##act *restrict y, \
-                                                int64_t kn, __m512 acc[4], __m256 *summ) {       \
+                                              int64_t kn, __m512 acc[4], __m256 *summ) {         \
         __m512 ac[4];                                                                            \
         __m256 sm = *summ;                                                                       \
         for (int z = 0; z < 4; z++) ac[z] = acc[z];                                              \
@@ -258,7 +258,7 @@ typedef struct {
     }                                                                                            \
     /* one panel against ncols columns: X8P_COLS columns' accumulators, chunk by chunk */        \
     static void x8p_batch_##name(int64_t nb, const block_##name##x8 *restrict xp, const void *restrict a, \
-                                     int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
+                                 int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
         for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                       \
             const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;                    \
             __m512 acc[X8P_COLS][4];                                                             \
@@ -273,7 +273,7 @@ typedef struct {
                 x8p_decode_##name(xp + k0, kn, dec);                                             \
                 for (int64_t c = 0; c < nc; c++)                                                 \
                     x8p_run_z_##name(dec, (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, \
-                                       kn, acc[c], &summ[c]);                                    \
+                                     kn, acc[c], &summ[c]);                                      \
             }                                                                                    \
             for (int64_t c = 0; c < nc; c++) x8p_finish_zmm(acc[c], summ[c], o + c0 + c, out_stride); \
         }                                                                                        \
@@ -330,32 +330,32 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
 #endif
 
 #define QGEMV_DEFINE_X8P_TILE(name, act)                                                         \
-    QGEMV_DEFINE_X8P_RUN(name, act)                                                              \
-    QGEMV_DEFINE_X8P_BATCH(name, act)                                                            \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,   \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {      \
-        const int64_t nb = n / 32;                                                               \
-        for (int64_t pi = 0; pi < npanels; pi++) {                                               \
+    QGEMV_DEFINE_X8P_RUN(name, act)                                                             \
+    QGEMV_DEFINE_X8P_BATCH(name, act)                                                           \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        const int64_t nb = n / 32;                                                              \
+        for (int64_t pi = 0; pi < npanels; pi++) {                                              \
             const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + pi * panel_stride); \
-            float *o = out + 8 * pi * out_stride;                                                \
-            if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                   \
-                __m256 acc[8], summ = _mm256_setzero_ps();                                       \
-                for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                        \
-                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, 1, acc, &summ);             \
-                x8p_finish(acc, summ, o, out_stride);                                            \
-                continue;                                                                        \
-            }                                                                                    \
-            x8p_batch_##name(nb, xp, a, act_stride, ncols, o, out_stride);                       \
-        }                                                                                        \
+            float *o = out + 8 * pi * out_stride;                                               \
+            if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                  \
+                __m256 acc[8], summ = _mm256_setzero_ps();                                      \
+                for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                       \
+                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, 1, acc, &summ);            \
+                x8p_finish(acc, summ, o, out_stride);                                           \
+                continue;                                                                       \
+            }                                                                                   \
+            x8p_batch_##name(nb, xp, a, act_stride, ncols, o, out_stride);                      \
+        }                                                                                       \
     }
 #else
 /* portable: vec_dot's step on each row's blocks, read back from the panel */
 #define QGEMV_DEFINE_X8P_TILE(name, act)                                                         \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,   \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {      \
-        for (int64_t r = 0; r < 8 * npanels; r++) {                                              \
+                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
+                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        for (int64_t r = 0; r < 8 * npanels; r++) {                                             \
             const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + r / 8 * panel_stride); \
             for (int64_t c = 0; c < ncols; c++) {                                               \
                 const block_##act *y = (const block_##act *)((const uint8_t *)a + c * act_stride); \
