@@ -41,12 +41,12 @@
 #define QGEMV_PREFETCH_STREAM(p, nbytes) QGEMV_PREFETCH_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)
 
 /* A pass over panels (the K-quants' AVX-512 16-row passes, src/formats/superblocks_x16.h, and
- * q8_0_x16.h; the 8-row passes of q32_x8.h and q32_pairs.h) against ncols columns asks for its
- * level lines ahead when it has two columns or more, and with a single column only where
- * qgemv_prefetch_one_column says so: a choice per CPU, made at import (qgemv/_dispatch.py),
- * because CPUs disagree: an Intel Xeon's prefetcher left the single column waiting on memory, a
- * Zen 4's streams the panels faster alone (superblocks_x16.h and q32_x8.h have the figures).
- * src/kernels.c defines the flag, one per variant. */
+ * q8_0_x16.h; the AVX-512 8-row passes of q32_x8.h and q32_pairs.h) against ncols columns asks
+ * for its level lines ahead when it has two columns or more, and with a single column only
+ * where qgemv_prefetch_one_column says so: a choice per CPU, made at import
+ * (qgemv/_dispatch.py), because CPUs disagree: an Intel Xeon's prefetcher left the single
+ * column waiting on memory, a Zen 4's streams the panels faster alone (superblocks_x16.h and
+ * q32_x8.h have the figures).  src/kernels.c defines the flag, one per variant. */
 #define QGEMV_PREFETCH_PASS_LINE(p, ncols)                                                 \
     do {                                                                                   \
         if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_LINE(p);              \

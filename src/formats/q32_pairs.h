@@ -141,7 +141,7 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
         __m256 ac[8], sm = *summ;                                                               \
         for (int i = 0; i < 8; i++) ac[i] = acc[i];                                             \
         for (int64_t k = 0; k < kn; k++) {                                                      \
-            if (!dec) QGEMV_PREFETCH_PASS_STREAM_AT(&xp[k], sizeof(xp[0]), X8_STREAM_AHEAD, ncols); \
+            if (!dec) X8_PREFETCH_PASS(&xp[k], sizeof(xp[0]), ncols);                            \
             const __m256 dx = dec ? dec[k].d : _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d)); \
             const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(scale_##act(&y[k])));             \
             if (X8P_MIN_##name)                                                                 \

@@ -93,8 +93,16 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
  * none).  A Zen 4 streams them faster alone, as its 16-row panels: without, same process, 1 / 2
  * threads, q4_0 2.20 -> 1.84 / 1.77 -> 1.34 ms, iq4_nl 1.40 -> 1.22 / 1.33 -> 1.11, mxfp4 1.85
  * -> 1.65 / 1.28 -> 1.13, q4_1 1.58 -> 1.30 / 1.48 -> 1.25, q5_0 1.82 -> 1.57 / 0.97 -> 0.80,
- * q5_1 2.10 -> 1.82 / 1.43 -> 1.41 */
+ * q5_1 2.10 -> 1.82 / 1.43 -> 1.41.  The AVX2 variant keeps it on every CPU: a Zen 3, which runs
+ * it natively, was measured faster with it (above); its code on this Zen 4 ran 1.22-1.30x faster
+ * without (QGEMV_ISA=avx2, 1 thread), for a session on a Zen 3 to weigh */
 #define X8_STREAM_AHEAD (4 * QGEMV_STREAM_AHEAD)
+#if defined(QGEMV_AVX512)
+#define X8_PREFETCH_PASS(p, nbytes, ncols)                                                      \
+    QGEMV_PREFETCH_PASS_STREAM_AT(p, nbytes, X8_STREAM_AHEAD, ncols)
+#else
+#define X8_PREFETCH_PASS(p, nbytes, ncols) QGEMV_PREFETCH_STREAM_AT(p, nbytes, X8_STREAM_AHEAD)
+#endif
 
 #if defined(QGEMV_AVX2)
 enum { X8_OFFSET_ALL, X8_OFFSET_HALF, X8_SIGNED, X8_VNNI };   /* how the levels meet maddubs (above) */
@@ -231,7 +239,7 @@ QGEMV_DEFINE_X8_FROM_ROWS(mxfp4, e)
             block_##name##x8 scales;                                                            \
             __m256i qs[4];                                                                      \
             if (xp) {                                                                           \
-                QGEMV_PREFETCH_PASS_STREAM_AT(&xp[k], sizeof(xp[0]), X8_STREAM_AHEAD, CB);      \
+                X8_PREFETCH_PASS(&xp[k], sizeof(xp[0]), CB);                                    \
                 for (int g = 0; g < 4; g++) qs[g] = _mm256_loadu_si256((const __m256i *)(xp[k].qs + 32 * g)); \
             } else {                                                                            \
                 for (int r = 0; r < 8; r++)                                                     \
