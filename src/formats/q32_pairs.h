@@ -242,15 +242,14 @@ typedef struct {
                                    _mm256_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s)))); \
             __m512i a[2] = {_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)y[k].qs)),   \
                             _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[k].qs + 16)))}; \
+            const __m512 d[2] = {_mm512_mul_ps(dec[k].d[0], dy), _mm512_mul_ps(dec[k].d[1], dy)}; \
+            if (X8P_OFFSET_##name)   /* q5_0: a + 128, the unsigned side */                      \
+                for (int h = 0; h < 2; h++) a[h] = _mm512_xor_si512(a[h], _mm512_set1_epi8((char)0x80)); \
             _Pragma("GCC unroll 4")                                                              \
             for (int z = 0; z < 4; z++) {                                                        \
-                __m512i s;                                                                       \
-                if (X8P_OFFSET_##name)                                                           \
-                    s = _mm512_dpbusd_epi32(dec[k].start[z], _mm512_xor_si512(a[z % 2], _mm512_set1_epi8((char)0x80)), \
-                                            dec[k].lev[z]);                                      \
-                else                                                                             \
-                    s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), dec[k].lev[z], a[z % 2]);    \
-                ac[z] = _mm512_fmadd_ps(_mm512_mul_ps(dec[k].d[z / 2], dy), _mm512_cvtepi32_ps(s), ac[z]); \
+                const __m512i s = X8P_OFFSET_##name ? _mm512_dpbusd_epi32(dec[k].start[z], a[z % 2], dec[k].lev[z]) \
+                                                    : _mm512_dpbusd_epi32(_mm512_setzero_si512(), dec[k].lev[z], a[z % 2]); \
+                ac[z] = _mm512_fmadd_ps(d[z / 2], _mm512_cvtepi32_ps(s), ac[z]);                 \
             }                                                                                    \
         }                                                                                        \
         for (int z = 0; z < 4; z++) acc[z] = ac[z];                                              \
