@@ -58,3 +58,39 @@ def test_q8_K_bsums_and_sign_convention():
     np.testing.assert_array_equal(bsums, qs.reshape(16, 16).sum(axis=1))
     zero = quantize(qgemv._formats.lookup("q8_K"), np.zeros((1, 256), np.float32))
     assert not zero.any()
+
+
+def _awkward_rows(rng, n: int) -> np.ndarray:
+    """Rows that probe a vectorised quantizer where it could part from the scalar code: the
+    largest magnitude reached by both signs (q8_K keeps the first), zeros and -0 (a block of
+    zeros, a block whose largest value is -0), products that land on .5 after scaling, tiny and
+    huge scales, and plain noise."""
+    rows = []
+    for scale in (2.0 ** -30, 1.0, 3.0, 2.0 ** 30):
+        tie = rng.choice([-1.0, 0.0, 1.0], n) * scale
+        tie[n // 2] = -scale                                   # first of the largest: negative
+        rows += [tie, -tie,
+                 rng.integers(-254, 255, n) / 254.0 * scale,   # halves after x 127 / amax
+                 rng.standard_normal(n) * scale]
+    zeros = np.zeros(n)
+    zeros[QK:2 * QK] = -0.0
+    zeros[2 * QK + 3] = 1e-3                                   # one lone value
+    rows.append(zeros)
+    return np.array(rows, np.float32)
+
+
+QK = 256
+
+
+@pytest.mark.parametrize("fmt", [f for f in ACTS if f.block_size > 1], ids=lambda f: f.name)
+def test_every_variant_quantizes_to_the_same_bytes(fmt):
+    """The AVX2 / AVX-512 quantizers (vectors of 8) are the portable loops' arithmetic: every
+    variant gives the baseline's bytes."""
+    x = _awkward_rows(np.random.default_rng(7), 4 * QK)
+    out = {}
+    for isa_name in _dispatch.runnable():
+        out[isa_name] = np.empty((x.shape[0], fmt.row_nbytes(x.shape[1])), np.uint8)
+        _kernels.quantize_activations(isa_name, fmt.id, x, out[isa_name])
+    for isa_name, got in out.items():
+        np.testing.assert_array_equal(got, out["baseline"], err_msg=f"{fmt.name} on {isa_name}")
+
