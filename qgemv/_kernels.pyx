@@ -19,7 +19,7 @@ Design:
    `n_threads` is always resolved by the caller (qgemv/_threads.py).
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
-from cython.parallel cimport prange, threadid
+from cython.parallel cimport parallel, prange, threadid
 from libc.math cimport cosf, sinf
 from libc.stdlib cimport free, malloc
 from libc.stdint cimport int64_t, uint8_t, uint32_t
@@ -111,22 +111,69 @@ def dequantize_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_
             t.dequant_row[qtype](base + ids[i] * row_nbytes, &out[i, 0], cols)
 
 
-def quantize_activations(str isa, int act_type, const float[:, ::1] x, uint8_t[:, ::1] out, int n_threads=1):
-    """out[j] = x[j] quantized to act_type (one row of activation blocks per column of x), the
-    columns shared among n_threads.
+# values of each column a gathering pass of quantize_activations reads (a multiple of every
+# activation format's block size), and columns at most: 16 KiB of scratch rows, in L1
+cdef enum: _GATHER_VALUES = 256, _GATHER_COLUMNS = 16
 
-    Returns False, leaving out unwritten, when x holds NaN or Inf (no int8 format holds them).
+
+def quantize_activations(str isa, int act_type, const float[:, :] x, uint8_t[:, ::1] out, int n_threads=1):
+    """out[j] = x[j] quantized to act_type (one row of activation blocks per column j of the
+    batch), the columns shared among n_threads.  x is (batch, cols) with its rows contiguous, or
+    the transposed view of numpy's (cols, batch) array (its columns contiguous): then each
+    thread takes a group of up to 16 columns and reads them 256 values at a time into scratch
+    rows (gather_columns, 8 at a time) to quantize there, so x is read once, in whole lines,
+    with no transposed copy of it first.
+
+    Returns False when x holds NaN or Inf (no int8 format holds them); out is then not all
+    written.
     """  # IN x; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t j, cols = x.shape[1]
+    cdef Py_ssize_t j, g, c, h, c0, nc, k, k0, kn, batch = x.shape[0], cols = x.shape[1]
+    cdef Py_ssize_t width, groups, ld, chunk_nbytes
     cdef bint finite = True
-    with nogil:
-        for j in range(x.shape[0]):
-            finite = finite and t.all_finite(&x[j, 0], cols)
-        if finite:
-            for j in prange(x.shape[0], schedule="static", num_threads=min(n_threads, x.shape[0])):
-                t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
-    return finite
+    cdef int nonfinite = 0, no_memory = 0, ok
+    cdef float *rows = NULL
+    if batch == 0 or cols == 0:
+        return True
+    if x.strides[1] == sizeof(float):   # rows contiguous
+        with nogil:
+            for j in range(batch):
+                finite = finite and t.all_finite(&x[j, 0], cols)
+            if finite:
+                for j in prange(batch, schedule="static", num_threads=min(n_threads, batch)):
+                    t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
+        return finite
+    if x.strides[0] != sizeof(float) or x.strides[1] % sizeof(float):
+        raise ValueError("x must have its rows or its columns contiguous")
+    ld = x.strides[1] // <Py_ssize_t>sizeof(float)
+    chunk_nbytes = _GATHER_VALUES * out.shape[1] // cols   # out's bytes per 256 values
+    # 16 columns a group, fewer where that would leave a thread without one (batch 8 on 2 threads)
+    width = min(<Py_ssize_t>_GATHER_COLUMNS, max(1, (batch + n_threads - 1) // max(1, n_threads)))
+    groups = (batch + width - 1) // width
+    with nogil, parallel(num_threads=min(n_threads, groups)):
+        rows = <float *>malloc(_GATHER_COLUMNS * _GATHER_VALUES * sizeof(float))
+        for g in prange(groups, schedule="static"):
+            if rows == NULL:
+                no_memory += 1
+                continue
+            c0 = width * g
+            nc = min(width, batch - c0)
+            for k in range((cols + _GATHER_VALUES - 1) // _GATHER_VALUES):
+                k0 = k * _GATHER_VALUES
+                kn = min(<Py_ssize_t>_GATHER_VALUES, cols - k0)
+                ok = 1
+                for h in range((nc + 7) // 8):
+                    ok = ok & t.gather_columns(&x[c0 + 8 * h, k0], ld, kn, <int>min(8, nc - 8 * h),
+                                               rows + 8 * h * _GATHER_VALUES, _GATHER_VALUES)
+                if not ok:
+                    nonfinite += 1
+                    continue
+                for c in range(nc):
+                    t.quantize_act[act_type](rows + c * _GATHER_VALUES, &out[c0 + c, 0] + k * chunk_nbytes, kn)
+        free(rows)
+    if no_memory:
+        raise MemoryError("no memory for the activation quantizer's scratch rows")
+    return nonfinite == 0
 
 
 # rows per tile of matmul_act, at most: a few KiB of weights, so a tile kernel's passes over the

@@ -128,6 +128,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .prefetch_one_column = &qgemv_prefetch_one_column,
     .dot_f32 = dot_f32,
     .all_finite = all_finite,
+    .gather_columns = gather_columns_f32,
     .quantize_prepare = qgemv_quantize_prepare,
     .grid8 = qgemv_grid8_get,
 };

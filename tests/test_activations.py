@@ -94,3 +94,21 @@ def test_every_variant_quantizes_to_the_same_bytes(fmt):
     for isa_name, got in out.items():
         np.testing.assert_array_equal(got, out["baseline"], err_msg=f"{fmt.name} on {isa_name}")
 
+
+@pytest.mark.parametrize("fmt", ACTS, ids=lambda f: f.name)
+def test_a_batch_in_numpy_order_is_read_in_place(fmt, isa):
+    """matmul's x is numpy's (cols, batch): the quantizers read its columns from it as they go
+    (gather_columns, 8 x 8 blocks and a masked last group) and give what they give for the
+    transposed copy, on every thread count; a NaN anywhere is reported."""
+    rng = np.random.default_rng(11)
+    cols = 2 * QK + {1: 11, 32: 32}.get(fmt.block_size, 0)   # f16 / bf16: rows past the 8 x 8 blocks
+    for batch in (1, 3, 8, 9, 17):
+        x = (rng.standard_normal((cols, batch)) * 4).astype(np.float32)
+        want = quantize(fmt, x.T)
+        for threads in (1, 2, 3):
+            got = np.zeros_like(want)
+            assert _kernels.quantize_activations(isa, fmt.id, x.T, got, threads)
+            np.testing.assert_array_equal(got, want, err_msg=f"batch {batch}, {threads} threads")
+            bad = x.copy()
+            bad[rng.integers(cols), rng.integers(batch)] = np.nan
+            assert not _kernels.quantize_activations(isa, fmt.id, bad.T, got, threads)

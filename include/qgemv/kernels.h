@@ -54,6 +54,9 @@ typedef void (*qgemv_repack_row_fn)(const void *src, void *dst, int64_t n);
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 /* 1 if no NaN or Inf among x[0:n], else 0 */
 typedef int (*qgemv_all_finite_fn)(const float *x, int64_t n);
+/* dst[c dst_stride + i] = x[i ld + c] for i < n, c < nc <= 8 (nc columns of a row-major matrix
+ * as rows), and 1 if all of them are finite, else 0 */
+typedef int (*qgemv_gather_columns_fn)(const float *x, int64_t ld, int64_t n, int nc, float *dst, int64_t dst_stride);
 
 /* ggml's iq2_init_impl tables of an 8-value grid (src/formats/quantize_grids.h) */
 enum { QGEMV_GRID8_IQ2XXS, QGEMV_GRID8_IQ2XS, QGEMV_GRID8_IQ2S, QGEMV_GRID8_IQ1S, QGEMV_GRID8_COUNT };
@@ -91,6 +94,7 @@ typedef struct {
                                                          * (simd.h: QGEMV_PREFETCH_PASS_LINE) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_all_finite_fn all_finite;
+    qgemv_gather_columns_fn gather_columns;
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;
      * call with the GIL held, before the prange */
     int (*quantize_prepare)(int qtype);
