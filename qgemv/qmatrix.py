@@ -452,8 +452,8 @@ def _check_x(x, cols: int, name: str) -> tuple[np.ndarray, bool]:
     if x.ndim == 2:
         if x.shape[0] != cols:
             raise ValueError(f"{name}: x has shape {x.shape}, expected ({cols}, n)")
-        # numpy's (cols, n) order, C-contiguous, stays as it is: the quantizers read it 8 columns at
-        # a time (_kernels.quantize_activations), faster than a transposed copy of it all first
+        # numpy's (cols, n) order, C-contiguous, stays as it is: the quantizers read a few columns
+        # of it at a time (_kernels.quantize_activations), faster than a transposed copy first
         xt = np.asarray(x, dtype=np.float32).T
         if xt.strides[1] != xt.itemsize and (xt.strides[0] != xt.itemsize or xt.strides[1] % xt.itemsize):
             xt = np.ascontiguousarray(xt)
