@@ -480,49 +480,74 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
  * an nvfp4 block pair), rows x column pairs, a pair's two columns in the halves of one 512-bit
  * accumulator.  Per (row, step) the weights become u8 codes u = q + bias in value order (q1_0:
  * u = 2 for a set bit, 0 else, the "level" -2 u; nvfp4: kvalues + 12) and the step's scales dx
- * (vec_dot's 8 lanes, twice), once for all the columns (pair_step_<name>).  Per pair four
- * vpdpbusd sum u_j a_j 4 to a lane, one tree of shuffled adds (q8_0_tree4) finishes every 16
- * values for both columns, and adding the pair's -bias sum_j a_j (the same tree over its
- * activations, prepared once per chunk of steps for all the rows) leaves vec_dot's exact
- * 16-value sums (q1_0: negated), which one permute (pick) puts in vec_dot's lanes for both
- * columns.  Then fma(d_y d_x, sums, acc), vec_dot's float step (q1_0's fma(d_y (-d_x), S) with
- * both signs flipped: exact), so every (row, column) gets vec_dot's bits.  C harness, 4096 x 4096,
- * 1 thread, against the AVX2 tiles: q1_0 batch 2 1.2x, 8 1.25-1.4x, 32 1.26-1.4x, 3 even (its
- * second pair has one column).  Against native ggml 0.25.3 (compare.py, 2 threads), batch 8 / 32:
- * q1_0 2.0-2.2x / 2.1-2.2x (the AVX2 tile: 1.2-1.6x / 1.6x), nvfp4 2.9x / 3.1x (1.5x / 1.7x).
- * A single column takes gemv_rows_<name> instead: this tile with one pair half empty ran 0.7x. */
+ * (vec_dot's 8 lanes, twice), once for all the columns (pair_step_<name>), then permuted into
+ * the lanes of the result (q8_0_pair_step, below).  Per pair four vpdpbusd chained into one
+ * register sum u_j a_j 16 to a lane, from the pair's -bias sum_j a_j (prepared with the
+ * activations once per chunk of steps for all the rows): vec_dot's exact 16-value sums (q1_0:
+ * negated), already in vec_dot's lanes for both columns.  Then fma(d_y d_x, sums, acc), vec_dot's
+ * float step (q1_0's fma(d_y (-d_x), S) with both signs flipped: exact), so every (row, column)
+ * gets vec_dot's bits.  C harness, 4096 x 4096, 1 thread, against the AVX2 tiles: q1_0 batch 2
+ * 1.2x, 8 1.25-1.4x, 32 1.26-1.4x, 3 even (its second pair has one column).  Against native ggml
+ * 0.25.3 (compare.py, 2 threads), batch 8 / 32: q1_0 2.0-2.2x / 2.1-2.2x (the AVX2 tile: 1.2-1.6x
+ * / 1.6x), nvfp4 2.9x / 3.1x (1.5x / 1.7x).  Those sums first came 4 to a lane in value order,
+ * finished by a tree of shuffled adds and a permute per pair and row; laid out as now (the same
+ * harness, the same bits): q1_0 batch 2 1.15x, 3 1.28x, 8 1.27-1.29x, 32 1.33-1.34x; nvfp4 2
+ * 1.08x, 8 1.15-1.21x, 32 1.23-1.35x.  A single column takes gemv_rows_<name> instead: this
+ * tile with one pair half empty ran 0.7x. */
 #define Q8_0_PAIR_ROWS 16
 #define Q8_0_PAIR_STEPS 8   /* steps per chunk: 3.5 KB of prepared columns per pair */
 #define Q8_0_PAIRS 4        /* column pairs per pass */
+/* A pair's step in the lanes of its result: lane L holds the exact 16-value sum that vec_dot
+ * puts in its lane L % 8 of column L / 8's accumulator (the pick of the tile's definition), so
+ * four vpdpbusd chained into one register finish them: am[m] lane L is dword 4 g + m of its
+ * column's 128 activations (g: the lane's group of 16 values), and the row's weights are
+ * permuted alike once per step for all the pairs (q8_0_pair_lanes.w).  No tree of shuffled adds
+ * per pair and row, and no permute of the sums after it. */
 typedef struct {
-    __m512i qa[2][2];   /* [column][half]: q8_0x4_activations_512 */
-    __m512i nsum;       /* -bias sum_j a_j of every 16 values, as q8_0_tree4 lays out the products */
+    __m512i am[4];      /* m = 0..3: each lane's 4 activations 4 m .. 4 m + 3 of its 16 */
+    __m512i nsum;       /* -bias times each lane's 16 activations' sum: the chain's start */
     __m512 dy;          /* the q8_0 scales in vec_dot's lanes: first column 0-7, second 8-15 */
 } q8_0_pair_step;
-
-/* four vectors of 4-value int32 sums (p0, p1: column 0's halves; p2, p3: column 1's) -> chunk c
- * (128 bits) holds the four 16-value totals of chunk c of p0, p1, p2, p3 */
-static inline __m512i q8_0_tree4(__m512i p0, __m512i p1, __m512i p2, __m512i p3) {
-    const __m512i a01 = _mm512_add_epi32(_mm512_unpacklo_epi32(p0, p1), _mm512_unpackhi_epi32(p0, p1));
-    const __m512i a23 = _mm512_add_epi32(_mm512_unpacklo_epi32(p2, p3), _mm512_unpackhi_epi32(p2, p3));
-    return _mm512_add_epi32(_mm512_unpacklo_epi64(a01, a23), _mm512_unpackhi_epi64(a01, a23));
+typedef struct {
+    __m512i w[4];       /* dword 4 g + m of the step's 32 (two registers of 16) for lane L's g */
+    __m512i a[4];       /* the same of a column's 32 dwords */
+    __mmask16 second;   /* the lanes of the pair's second column */
+} q8_0_pair_lanes;
+/* the lanes' groups from pick (lane L: the code pick[L] = 4 q + i, column i / 2's values
+ * 64 (i % 2) + 16 q .. + 15) */
+static inline void q8_0_pair_lanes_of(__m512i pick, q8_0_pair_lanes *l) {
+    int32_t pk[16], idx[4][16];
+    _mm512_storeu_si512((void *)pk, pick);
+    l->second = 0;
+    for (int L = 0; L < 16; L++) {
+        const int q = pk[L] / 4, i = pk[L] % 4, g = 4 * (i % 2) + q;
+        if (i / 2) l->second |= (__mmask16)(1u << L);
+        for (int m = 0; m < 4; m++) idx[m][L] = 4 * g + m;
+    }
+    for (int m = 0; m < 4; m++) l->w[m] = l->a[m] = _mm512_loadu_si512((const void *)idx[m]);
 }
 /* a pair's view of one step (yb[c]: column c's four q8_0 blocks; NULL: no column, zeros); dy_lanes
  * places d_y(0..3) in vec_dot's 8 lanes */
-static void prepare_q8_0_pair(const block_q8_0 *const yb[2], int bias, __m256i dy_lanes, q8_0_pair_step *p) {
-    __m512i s4[2][2];
+static void prepare_q8_0_pair(const block_q8_0 *const yb[2], int bias, __m256i dy_lanes, const q8_0_pair_lanes *l,
+                              q8_0_pair_step *p) {
+    __m512i qa[2][2];
     __m256 dy[2];
     for (int c = 0; c < 2; c++) {
         if (!yb[c]) {
-            p->qa[c][0] = p->qa[c][1] = s4[c][0] = s4[c][1] = _mm512_setzero_si512();
+            qa[c][0] = qa[c][1] = _mm512_setzero_si512();
             dy[c] = _mm256_setzero_ps();
             continue;
         }
-        q8_0x4_activations_512(yb[c], p->qa[c]);
-        for (int h = 0; h < 2; h++) s4[c][h] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), p->qa[c][h]);
+        q8_0x4_activations_512(yb[c], qa[c]);
         dy[c] = _mm256_permutexvar_ps(dy_lanes, _mm256_castps128_ps256(qgemv_f16x4(yb[c][0].d, yb[c][1].d, yb[c][2].d, yb[c][3].d)));
     }
-    p->nsum = _mm512_mullo_epi32(q8_0_tree4(s4[0][0], s4[0][1], s4[1][0], s4[1][1]), _mm512_set1_epi32(-bias));
+    __m512i sum = _mm512_setzero_si512();
+    for (int m = 0; m < 4; m++) {
+        p->am[m] = _mm512_mask_blend_epi32(l->second, _mm512_permutex2var_epi32(qa[0][0], l->a[m], qa[0][1]),
+                                           _mm512_permutex2var_epi32(qa[1][0], l->a[m], qa[1][1]));
+        sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), p->am[m]);
+    }
+    p->nsum = _mm512_mullo_epi32(sum, _mm512_set1_epi32(-bias));
     p->dy = _mm512_insertf32x8(_mm512_castps256_ps512(dy[0]), dy[1], 1);
 }
 
@@ -548,9 +573,10 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
 }
 
 /* tile_pairs_<name>: rows of nb blocks (block_values values each), nb / step_blocks steps against NP <= Q8_0_PAIRS
- * column pairs (ncols <= 2 NP columns at a, act_stride apart); pick: vec_dot's lanes from chunk c
- * of q8_0_tree4's (column 0 half 0, half 1, column 1 half 0, half 1), first column's 8 then the
- * second's; tail(x, nb, y, sum): the row's blocks past its steps, after the lanes' sum */
+ * column pairs (ncols <= 2 NP columns at a, act_stride apart); pick: the 16-value group of
+ * each of vec_dot's lanes, first column's 8 then the second's, as 4 q + i: the column's values
+ * 64 (i % 2) + 16 q .. + 15 of a step, column i / 2 (q8_0_pair_lanes_of); tail(x, nb, y, sum):
+ * the row's blocks past its steps, after the lanes' sum */
 #define QGEMV_DEFINE_PAIRS_TILE_Q8_0(name, block_values, step_blocks, bias, dy_lanes, pick, tail)           \
     QGEMV_ALWAYS_INLINE void tile_pairs_##name(int64_t nb, const uint8_t *w, int64_t row_stride, int64_t nrows, \
                                                const uint8_t *a, int64_t act_stride, int64_t ncols, float *out, \
@@ -558,6 +584,8 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
         enum { R = Q8_0_PAIR_ROWS, CH = Q8_0_PAIR_STEPS };                                      \
         const int64_t nsteps = nb / (step_blocks);                                              \
         q8_0_pair_step pb[Q8_0_PAIRS][CH];                                                      \
+        q8_0_pair_lanes lanes;                                                                  \
+        q8_0_pair_lanes_of((pick), &lanes);                                                     \
         __m512 acc[R][Q8_0_PAIRS];                                                              \
         for (int64_t r0 = 0; r0 < nrows; r0 += R) {                                             \
             const int nr = (int)(nrows - r0 < R ? nrows - r0 : R);                              \
@@ -570,7 +598,7 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
                         const block_q8_0 *yb[2];                                                \
                         for (int c = 0; c < 2; c++)                                             \
                             yb[c] = 2 * p + c < ncols ? (const block_q8_0 *)(a + (2 * p + c) * act_stride) + 4 * (k0 + k) : NULL; \
-                        prepare_q8_0_pair(yb, (bias), (dy_lanes), &pb[p][k]);                   \
+                        prepare_q8_0_pair(yb, (bias), (dy_lanes), &lanes, &pb[p][k]);           \
                     }                                                                           \
                 for (int r = 0; r < nr; r++) {                                                  \
                     const block_##name *x = (const block_##name *)(w + (r0 + r) * row_stride) + (step_blocks) * k0; \
@@ -578,17 +606,15 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
                     for (int p = 0; p < NP; p++) s[p] = acc[r][p];                              \
                     for (int k = 0; k < kc; k++) {                                              \
                         QGEMV_PREFETCH_STREAM(&x[(step_blocks) * k], (step_blocks) * sizeof(x[0])); \
-                        __m512i u[2];                                                           \
+                        __m512i u[2], wm[4];                                                    \
                         __m512 dx;                                                              \
                         pair_step_##name(&x[(step_blocks) * k], u, &dx);                        \
+                        for (int m = 0; m < 4; m++) wm[m] = _mm512_permutex2var_epi32(u[0], lanes.w[m], u[1]); \
                         for (int p = 0; p < NP; p++) {                                          \
                             const q8_0_pair_step *b = &pb[p][k];                                \
-                            const __m512i z = _mm512_setzero_si512();                           \
-                            const __m512i t = _mm512_add_epi32(b->nsum, q8_0_tree4(             \
-                                _mm512_dpbusd_epi32(z, u[0], b->qa[0][0]), _mm512_dpbusd_epi32(z, u[1], b->qa[0][1]), \
-                                _mm512_dpbusd_epi32(z, u[0], b->qa[1][0]), _mm512_dpbusd_epi32(z, u[1], b->qa[1][1]))); \
-                            s[p] = _mm512_fmadd_ps(_mm512_mul_ps(b->dy, dx),                    \
-                                                   _mm512_cvtepi32_ps(_mm512_permutexvar_epi32((pick), t)), s[p]); \
+                            __m512i t = b->nsum;                                                \
+                            for (int m = 0; m < 4; m++) t = _mm512_dpbusd_epi32(t, wm[m], b->am[m]); \
+                            s[p] = _mm512_fmadd_ps(_mm512_mul_ps(b->dy, dx), _mm512_cvtepi32_ps(t), s[p]); \
                         }                                                                       \
                     }                                                                           \
                     for (int p = 0; p < NP; p++) acc[r][p] = s[p];                              \
