@@ -501,7 +501,7 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
  * puts in its lane L % 8 of column L / 8's accumulator (the pick of the tile's definition), so
  * four vpdpbusd chained into one register finish them: am[m] lane L is dword 4 g + m of its
  * column's 128 activations (g: the lane's group of 16 values), and the row's weights are
- * permuted alike once per step for all the pairs (q8_0_pair_lanes.w).  No tree of shuffled adds
+ * permuted alike once per step for all the pairs (q8_0_pair_lanes).  No tree of shuffled adds
  * per pair and row, and no permute of the sums after it. */
 typedef struct {
     __m512i am[4];      /* m = 0..3: each lane's 4 activations 4 m .. 4 m + 3 of its 16 */
@@ -509,8 +509,8 @@ typedef struct {
     __m512 dy;          /* the q8_0 scales in vec_dot's lanes: first column 0-7, second 8-15 */
 } q8_0_pair_step;
 typedef struct {
-    __m512i w[4];       /* dword 4 g + m of the step's 32 (two registers of 16) for lane L's g */
-    __m512i a[4];       /* the same of a column's 32 dwords */
+    __m512i dword[4];   /* lane L: dword 4 g + m of a step's 32 (two registers of 16), g lane L's
+                         * group: for the row's weights and each column's activations alike */
     __mmask16 second;   /* the lanes of the pair's second column */
 } q8_0_pair_lanes;
 /* the lanes' groups from pick (lane L: the code pick[L] = 4 q + i, column i / 2's values
@@ -524,7 +524,7 @@ static inline void q8_0_pair_lanes_of(__m512i pick, q8_0_pair_lanes *l) {
         if (i / 2) l->second |= (__mmask16)(1u << L);
         for (int m = 0; m < 4; m++) idx[m][L] = 4 * g + m;
     }
-    for (int m = 0; m < 4; m++) l->w[m] = l->a[m] = _mm512_loadu_si512((const void *)idx[m]);
+    for (int m = 0; m < 4; m++) l->dword[m] = _mm512_loadu_si512((const void *)idx[m]);
 }
 /* a pair's view of one step (yb[c]: column c's four q8_0 blocks; NULL: no column, zeros); dy_lanes
  * places d_y(0..3) in vec_dot's 8 lanes */
@@ -543,8 +543,8 @@ static void prepare_q8_0_pair(const block_q8_0 *const yb[2], int bias, __m256i d
     }
     __m512i sum = _mm512_setzero_si512();
     for (int m = 0; m < 4; m++) {
-        p->am[m] = _mm512_mask_blend_epi32(l->second, _mm512_permutex2var_epi32(qa[0][0], l->a[m], qa[0][1]),
-                                           _mm512_permutex2var_epi32(qa[1][0], l->a[m], qa[1][1]));
+        p->am[m] = _mm512_mask_blend_epi32(l->second, _mm512_permutex2var_epi32(qa[0][0], l->dword[m], qa[0][1]),
+                                           _mm512_permutex2var_epi32(qa[1][0], l->dword[m], qa[1][1]));
         sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), p->am[m]);
     }
     p->nsum = _mm512_mullo_epi32(sum, _mm512_set1_epi32(-bias));
@@ -609,7 +609,7 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
                         __m512i u[2], wm[4];                                                    \
                         __m512 dx;                                                              \
                         pair_step_##name(&x[(step_blocks) * k], u, &dx);                        \
-                        for (int m = 0; m < 4; m++) wm[m] = _mm512_permutex2var_epi32(u[0], lanes.w[m], u[1]); \
+                        for (int m = 0; m < 4; m++) wm[m] = _mm512_permutex2var_epi32(u[0], lanes.dword[m], u[1]); \
                         for (int p = 0; p < NP; p++) {                                          \
                             const q8_0_pair_step *b = &pb[p][k];                                \
                             __m512i t = b->nsum;                                                \
