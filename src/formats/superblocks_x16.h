@@ -255,11 +255,16 @@ QGEMV_ALWAYS_INLINE void x16_k45_step(const uint8_t *qs, const uint8_t *qh, cons
                                       __m512i t[2][QGEMV_X16_COLS]) {
     if (!h0) QGEMV_PREFETCH_PASS_LINE(qs + 64 * (8 * c + k), CB);   /* once a line */
     const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
-    const __m512i h = qh ? _mm512_srli_epi32(_mm512_loadu_si512((const void *)(qh + 64 * k)), 2 * c) : _mm512_setzero_si512();
+    const __m512i hv = qh ? _mm512_loadu_si512((const void *)(qh + 64 * k)) : _mm512_setzero_si512();
+    const __m512i h = nh == 2 ? _mm512_srli_epi32(hv, 2 * c) : hv;
     for (int hh = 0; hh < nh; hh++) {
         const int half = h0 + hh;
         __m512i u = _mm512_and_si512(half ? _mm512_srli_epi32(v, 4) : v, _mm512_set1_epi8(0x0f));
-        if (qh) u = _mm512_or_si512(u, _mm512_and_si512(_mm512_slli_epi32(h, 4 - half), _mm512_set1_epi8(0x10)));
+        /* one half: bit 2 c + half of each byte to bit 4 in one shift (the bits stay in their
+         * bytes); both: bit half of h to bit 4 */
+        const int sh = nh == 2 ? 4 - half : 4 - 2 * c - half;
+        if (qh) u = _mm512_ternarylogic_epi32(u, sh >= 0 ? _mm512_slli_epi32(h, sh) : _mm512_srli_epi32(h, -sh),
+                                              _mm512_set1_epi8(0x10), 0xf8);   /* u | (h & 0x10) */
         for (int j = 0; j < CB; j++) {
             const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 32 * half + 4 * k;
             t[hh][j] = qgemv_dpbusd_bcst_512(t[hh][j], u, q);
