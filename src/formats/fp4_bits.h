@@ -272,13 +272,14 @@ static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *r
     return sum;
 }
 
-/* GEMV over rows of nvfp4 (the tile's one-column case): per row, vec_dot's operations in its
- * order, so its bits; the column's q8_0 scales become vec_dot's dy vectors once per chunk of
- * NVFP4_GEMV_PAIRS block pairs for NVFP4_GEMV_ROWS rows, instead of once per row (a fifth of a
- * pair's work: 512 x 4096 in L2, 1 thread, 0.166 -> 0.131 ms; 4096 rows 1.48 -> 1.27 ms) */
+/* GEMV over rows of nvfp4 (the tile's one-column case; AVX-512 has its own, below): per row,
+ * vec_dot's operations in its order, so its bits; the column's q8_0 scales become vec_dot's dy
+ * vectors once per chunk of NVFP4_GEMV_PAIRS block pairs for NVFP4_GEMV_ROWS rows, instead of
+ * once per row (a fifth of a pair's work: 512 x 4096 in L2, 1 thread, 0.166 -> 0.131 ms; 4096
+ * rows 1.48 -> 1.27 ms) */
 #define NVFP4_GEMV_ROWS 16
-#define NVFP4_GEMV_PAIRS 64   /* 2 KB of dy vectors */
 #if !defined(QGEMV_AVX512)
+#define NVFP4_GEMV_PAIRS 64   /* 2 KB of dy vectors */
 static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int64_t nrows, const block_q8_0 *y,
                             float *out, int64_t out_stride) {
     const int64_t nb = n / QK_NVFP4, npairs = nb / 2;
@@ -338,7 +339,7 @@ static inline void q8_0x4_activations_512(const block_q8_0 *yb, __m512i qa[2]) {
  * rows) in two vpdpbusd from -12 times those activations' sum, one add of the lanes' odd
  * neighbours finishes each sub-block's exact sum, and one permute of both rows' puts them in
  * vec_dot's lanes; then vec_dot's fma(d_x d_y, sums, acc) on both rows at once: its bits.  C
- * harness, 1 thread, against the AVX2 rows below: 4096 x 4096 1.51-1.77x (0.70-0.97 -> 0.45-0.58
+ * harness, 1 thread, against the AVX2 rows above: 4096 x 4096 1.51-1.77x (0.70-0.97 -> 0.45-0.58
  * ms); 14336 x 4096 out of cache (8 copies) 1.36-1.41x (2.5 -> 1.8 ms). */
 #define NVFP4_GEMV_STEPS 32   /* block pairs per chunk: 8 KB of prepared activations */
 typedef struct {
