@@ -247,6 +247,18 @@ def test_tiles_are_vec_dot_bits_for_any_shape(fmt, cols, batch, isa):
     np.testing.assert_array_equal(got, _per_row(m, xq))
 
 
+@pytest.mark.parametrize("name, blocks", [("nvfp4", 75), ("q1_0", 37)])
+@pytest.mark.parametrize("rows", [5, 19])
+def test_single_column_rows_are_vec_dot_bits_past_a_chunk(name, blocks, rows, isa):
+    """nvfp4's and q1_0's GEMV rows prepare the column once per chunk of blocks (32 nvfp4 block
+    pairs, 32 q1_0 blocks; src/formats/fp4_bits.h) for a group of rows, AVX-512's nvfp4 two rows
+    a register: rows longer than a chunk (a full chunk and a partial one, nvfp4 with an odd last
+    block), in odd and even counts, still give vec_dot's bits."""
+    fmt = _formats.BY_NAME[name]
+    m, x, xq = _setup(fmt, rows, 1, seed=blocks + rows, cols=blocks * fmt.block_size)
+    np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))
+
+
 # ---------------------------------------------------------------------- interleaved layouts
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
