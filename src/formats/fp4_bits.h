@@ -41,6 +41,16 @@ static inline __m256 qgemv_ue4m3x8_to_fp32_half(__m256i u) {
     return _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(u, _mm256_set1_epi32(0x7f))), v);
 }
 
+#if defined(QGEMV_AVX512)
+/* the same on sixteen lanes */
+static inline __m512 qgemv_ue4m3x16_to_fp32_half(__m512i u) {
+    const __mmask16 sub = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x78)), _mm512_setzero_si512());
+    const __m512i bias = _mm512_mask_add_epi32(_mm512_set1_epi32(119 << 23), sub, _mm512_set1_epi32(119 << 23), _mm512_set1_epi32(1 << 23));
+    const __m512 v = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(u, _mm512_set1_epi32(0x7f)), 20), bias));
+    return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(u, _mm512_set1_epi32(0x7f)), _mm512_mask_sub_ps(v, sub, v, _mm512_set1_ps(0x1p-7f)));
+}
+#endif
+
 /* the 64 levels of an nvfp4 block as [sub-block 0 | sub-block 2] and [1 | 3], 16 per half */
 static inline void levels_nvfp4(const block_nvfp4 *b, __m256i *k02, __m256i *k13) {
     const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_mxfp4));
@@ -358,17 +368,13 @@ static inline void prepare_nvfp4_gemv_step(const block_q8_0 *yb, nvfp4_gemv_step
     const __m256 dy = pair_dy_nvfp4(yb);
     p->dy = _mm512_insertf32x8(_mm512_castps256_ps512(dy), dy, 1);
 }
-/* the E4M3 scales of rows A's and B's block pairs in vec_dot's lanes, A's then B's (pair_dx_nvfp4's
- * conversion on 16 lanes) */
+/* the E4M3 scales of rows A's and B's block pairs in vec_dot's lanes, A's then B's (pair_dx_nvfp4
+ * for two rows) */
 static inline __m512 pair_dx2_nvfp4(const block_nvfp4 *xa, const block_nvfp4 *xb) {
     uint32_t d[4];
     memcpy(&d[0], xa[0].d, 4); memcpy(&d[1], xa[1].d, 4); memcpy(&d[2], xb[0].d, 4); memcpy(&d[3], xb[1].d, 4);
     const __m128i order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
-    const __m512i u = _mm512_cvtepu8_epi32(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)d), order));
-    const __mmask16 sub = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x78)), _mm512_setzero_si512());
-    const __m512i bias = _mm512_mask_add_epi32(_mm512_set1_epi32(119 << 23), sub, _mm512_set1_epi32(119 << 23), _mm512_set1_epi32(1 << 23));
-    const __m512 v = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(_mm512_and_si512(u, _mm512_set1_epi32(0x7f)), 20), bias));
-    return _mm512_maskz_mov_ps(_mm512_cmpneq_epi32_mask(u, _mm512_set1_epi32(0x7f)), _mm512_mask_sub_ps(v, sub, v, _mm512_set1_ps(0x1p-7f)));
+    return qgemv_ue4m3x16_to_fp32_half(_mm512_cvtepu8_epi32(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)d), order)));
 }
 /* a row's block pair x[0], x[1] against a prepared step: each lane's even dword after the add
  * holds sub-block d / 2's sum */
