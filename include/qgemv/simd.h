@@ -23,22 +23,51 @@
 /* A row's vec_dot reads its weights once, front to back: asking for the line QGEMV_STREAM_AHEAD
  * bytes ahead at every block keeps enough reads in flight for a GEMV streaming from DRAM (the
  * hardware prefetcher alone leaves a thread well short of its bandwidth).  A hint only: it
- * never faults, even past the end of the matrix, and never changes a result. */
+ * never faults, even past the end of the matrix, and never changes a result.
+ * Two hints a line: the far one into L2 (prefetcht1), the line QGEMV_L1_AHEAD bytes on into L1
+ * (prefetcht0).  On an Intel Xeon (AMX, a KVM guest) far lines asked into L1 held L1's few fill
+ * buffers: 14336 x 4096 out of cache, 2 threads, q4_0 1.30 -> 1.08 ms, q4_1 1.78 -> 1.38, q8_0
+ * 2.23 -> 1.91, q4_K 1.20 -> 1.04, q6_K 1.93 -> 1.64, iq4_xs 1.19 -> 1.02 (1.04-1.29x; nvfp4 and
+ * iq2_xxs even), 1 thread 1.05-1.17x, in cache 0.96-1.04x.  The far hint alone, into L2, lost
+ * in cache (0.96-0.99x) and q5_K and iq2_xxs out of it (benches/RESULTS.md, twenty-ninth session).
+ * Not yet measured on a Zen 4, whose single-column panel passes skip prefetch (below) but whose
+ * vec_dot rows take both hints now. */
 #ifndef QGEMV_STREAM_AHEAD
 #define QGEMV_STREAM_AHEAD 4096
 #endif
+#define QGEMV_L1_AHEAD 1024
 #if (defined(__GNUC__) || defined(__clang__)) && QGEMV_STREAM_AHEAD > 0
-#define QGEMV_PREFETCH_LINE_AT(p, ahead) __builtin_prefetch((const char *)(p) + (ahead), 0, 3)
+/* the line at p + ahead into L1 only (a stream read out of order, as nvfp4's row pairs) */
+#define QGEMV_PREFETCH_L1_AT(p, ahead) __builtin_prefetch((const char *)(p) + (ahead), 0, 3)
+#define QGEMV_PREFETCH_LINE_AT(p, ahead)                                                   \
+    (__builtin_prefetch((const char *)(p) + (ahead), 0, 2), QGEMV_PREFETCH_L1_AT(p, QGEMV_L1_AHEAD))
 #else
+#define QGEMV_PREFETCH_L1_AT(p, ahead) ((void)(p))
 #define QGEMV_PREFETCH_LINE_AT(p, ahead) ((void)(p))
 #endif
 #define QGEMV_PREFETCH_LINE(p) QGEMV_PREFETCH_LINE_AT(p, QGEMV_STREAM_AHEAD)
+/* A pass over several columns spends long enough on each line that one hint, into L1, keeps up,
+ * and a second costs: batch 8 in cache ran 0.91-0.96x with both (q4_0, q4_K, q6_K, iq3_xxs; Intel
+ * Xeon, 2 threads).  A single column streams: both hints. */
+#define QGEMV_PREFETCH_COLS_AT(p, ahead, ncols)                                            \
+    ((ncols) > 1 ? QGEMV_PREFETCH_L1_AT(p, ahead) : QGEMV_PREFETCH_LINE_AT(p, ahead))
 /* the lines `ahead` bytes past the nbytes at p (a block, or a few) */
 #define QGEMV_PREFETCH_STREAM_AT(p, nbytes, ahead)                                         \
     do {                                                                                   \
         for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_LINE_AT((const char *)(p) + o_, ahead); \
     } while (0)
 #define QGEMV_PREFETCH_STREAM(p, nbytes) QGEMV_PREFETCH_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)
+/* a batch's pass (several columns, QGEMV_PREFETCH_COLS_AT): the lines QGEMV_STREAM_AHEAD past
+ * the nbytes at p, into L1 */
+#define QGEMV_PREFETCH_BATCH_STREAM(p, nbytes)                                             \
+    do {                                                                                   \
+        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_L1_AT((const char *)(p) + o_, QGEMV_STREAM_AHEAD); \
+    } while (0)
+/* the same for a pass over ncols columns (QGEMV_PREFETCH_COLS_AT) */
+#define QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, ahead, ncols)                             \
+    do {                                                                                   \
+        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_COLS_AT((const char *)(p) + o_, ahead, ncols); \
+    } while (0)
 
 /* A pass over panels (the K-quants' AVX-512 16-row passes, src/formats/superblocks_x16.h, and
  * q8_0_x16.h; the AVX-512 8-row passes of q32_x8.h and q32_pairs.h) against ncols columns asks
@@ -49,12 +78,12 @@
  * q32_x8.h have the figures).  src/kernels.c defines the flag, one per variant. */
 #define QGEMV_PREFETCH_PASS_LINE(p, ncols)                                                 \
     do {                                                                                   \
-        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_LINE(p);              \
+        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_COLS_AT(p, QGEMV_STREAM_AHEAD, ncols); \
     } while (0)
 /* the same choice for the lines `ahead` bytes past the nbytes at p */
 #define QGEMV_PREFETCH_PASS_STREAM_AT(p, nbytes, ahead, ncols)                             \
     do {                                                                                   \
-        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_STREAM_AT(p, nbytes, ahead); \
+        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, ahead, ncols); \
     } while (0)
 
 #if defined(QGEMV_AVX2)
