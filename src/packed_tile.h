@@ -106,7 +106,7 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
 #define QGEMV_DEFINE_PACKED_TILE_OVER(fname, block, decode, sub)                              \
     QGEMV_NEVER_INLINE void packed_decode_##fname(const block *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
         for (int64_t k = 0; k < nbc; k++) {                                                 \
-            QGEMV_PREFETCH_BATCH_STREAM(&x[k], sizeof(x[0]));                               \
+            QGEMV_PREFETCH_L1_STREAM(&x[k], sizeof(x[0]));                                  \
             decode(&x[k], &dec[k]);                                                         \
         }                                                                                   \
     }                                                                                       \

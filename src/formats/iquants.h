@@ -366,7 +366,7 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
         __m256 acc = _mm256_setzero_ps();   /* columns in lanes */                         \
         qgemv_tile_columns_q8_K(a, act_stride, CB, y);                                     \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
-            QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                                   \
+            QGEMV_PREFETCH_L1_STREAM(&x[ib], sizeof(x[0]));                                \
             const __m256i sc = scales16_##name(&x[ib]);                                    \
             uint16_t ix_[QK_K / 4];                                                        \
             const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, &x[ib], ix_);                 \

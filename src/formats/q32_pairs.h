@@ -198,7 +198,7 @@ typedef struct {
     static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded_zmm *restrict dec) { \
         const __m512i m4 = _mm512_set1_epi8(0x0f);                                               \
         for (int64_t k = 0; k < kn; k++) {                                                       \
-            QGEMV_PREFETCH_BATCH_STREAM(&xp[k], sizeof(xp[0]));                                  \
+            QGEMV_PREFETCH_L1_STREAM(&xp[k], sizeof(xp[0]));                                     \
             const __m512i plane = X8P_QH_##name ? _mm512_broadcast_i64x4(X8P_PLANE_##name(&xp[k])) \
                                                 : _mm512_setzero_si512();                        \
             const __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d));        \
@@ -294,7 +294,7 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
     /* kn panel blocks decoded once, for the columns of a batch to share */                      \
     static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded *restrict dec) { \
         for (int64_t k = 0; k < kn; k++) {                                                       \
-            QGEMV_PREFETCH_BATCH_STREAM(&xp[k], sizeof(xp[0]));                                  \
+            QGEMV_PREFETCH_L1_STREAM(&xp[k], sizeof(xp[0]));                                     \
             const __m256i plane = X8P_PLANE_##name(&xp[k]);                                      \
             _Pragma("GCC unroll 4")                                                              \
             for (int p = 0; p < 4; p++) x8p_levels_##name(&xp[k], plane, p, &dec[k].lev[2 * p], &dec[k].lev[2 * p + 1]); \

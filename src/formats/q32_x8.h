@@ -321,8 +321,8 @@ static inline void x8_split(__m512 v, __m256 *lo, __m256 *hi) {
         __m512 ac[8];                                                                           \
         for (int c = 0; c < CB; c++) ac[c] = x8_join(acc[c], acc[X8_COLS + c]);                 \
         for (int64_t k = 0; k < kn; k++) {                                                      \
-            QGEMV_PREFETCH_BATCH_STREAM(&xp[0][k], sizeof(xp[0][0]));                           \
-            QGEMV_PREFETCH_BATCH_STREAM(&xp[1][k], sizeof(xp[1][0]));                           \
+            QGEMV_PREFETCH_L1_STREAM(&xp[0][k], sizeof(xp[0][0]));                              \
+            QGEMV_PREFETCH_L1_STREAM(&xp[1][k], sizeof(xp[1][0]));                              \
             __m512i u[8];                                                                       \
             for (int g = 0; g < 4; g++) {                                                       \
                 const __m512i v = _mm512_inserti64x4(                                           \
