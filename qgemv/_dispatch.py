@@ -74,3 +74,26 @@ def set_gemv_prefetch(on: bool) -> None:
     global gemv_prefetch
     gemv_prefetch = bool(on)
     _kernels.set_prefetch_one_column(gemv_prefetch)
+
+
+# CPUs whose plain stores of a large output ran slower than a copy out of a row in L1 with
+# non-temporal stores: an Intel Xeon (AMX, a KVM guest) read each line before writing it
+# (dequantize 4096 x 4096, 1 thread: benches/RESULTS.md, twenty-ninth session); a Zen 4 ran
+# 30-50% slower that way, a Zen 3 7-12% faster (twelfth session), so AMD keeps plain stores
+_STREAMS_STORES = ("GenuineIntel",)
+
+
+def choose_dequant_stream(env: str | None = None, vendor: str | None = None) -> bool:
+    """Whether QMatrix.dequantize writes outputs of STREAM_STORES_BYTES and more with
+    non-temporal stores: ``env`` (QGEMV_DEQUANT_STREAM, "0" or "1") if given, else on for the
+    CPU vendors in _STREAMS_STORES only."""
+    env = os.environ.get("QGEMV_DEQUANT_STREAM") if env is None else env
+    if env:
+        if env.strip() not in ("0", "1"):
+            raise RuntimeError(f"QGEMV_DEQUANT_STREAM={env!r}: expected 0 or 1")
+        return env.strip() == "1"
+    return (cpu_vendor if vendor is None else vendor) in _STREAMS_STORES
+
+
+#: whether large dequantize outputs are written with non-temporal stores (speed only: same bits)
+dequant_stream: bool = choose_dequant_stream()

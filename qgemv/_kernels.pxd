@@ -22,6 +22,7 @@ cdef extern from "qgemv/kernels.h" nogil:
                                           const void *packed, int64_t ncols, float *out, int64_t out_stride) noexcept nogil
     ctypedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b) noexcept nogil
     ctypedef int (*qgemv_all_finite_fn)(const float *x, int64_t n) noexcept nogil
+    ctypedef void (*qgemv_stream_f32_fn)(float *dst, const float *src, int64_t n) noexcept nogil
     ctypedef int (*qgemv_gather_columns_fn)(const float *x, int64_t ld, int64_t n, int nc, float *dst,
                                             int64_t dst_stride) noexcept nogil
     enum: QGEMV_GRID8_COUNT
@@ -53,6 +54,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         int packed_min_cols[QGEMV_N_TYPES]
         int *prefetch_one_column
         qgemv_dot_f32_fn dot_f32
+        qgemv_stream_f32_fn stream_f32
         qgemv_all_finite_fn all_finite
         qgemv_gather_columns_fn gather_columns
         int (*quantize_prepare)(int qtype) noexcept nogil

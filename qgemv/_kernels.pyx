@@ -86,18 +86,25 @@ def table_info(str isa):
 
 
 def dequantize(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes,
-               float[:, ::1] out, int n_threads):
-    """out[r, :] = dequantize(row r); data holds out.shape[0] rows of row_nbytes.
-
-    Plain stores: streaming (non-temporal) ones, from a per-thread scratch row, were 7-12%
-    faster on a Zen 3 but 30-50% slower on the Zen 4 this project targets (benches/RESULTS.md).
-    """  # IN data; OUT out
+               float[:, ::1] out, int n_threads, float[:, ::1] scratch=None):
+    """out[r, :] = dequantize(row r); data holds out.shape[0] rows of row_nbytes.  With scratch
+    (a row per thread), each row is decoded into the thread's row and copied out with
+    non-temporal stores (stream_f32): the same bits, for outputs too large to stay in cache on
+    CPUs whose plain stores read each line first (qgemv/_dispatch.py: dequant_stream)."""  # IN data; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], cols = out.shape[1], r
     cdef const uint8_t *base = &data[0]
+    if scratch is not None and (scratch.shape[0] < n_threads or scratch.shape[1] < cols):
+        raise ValueError(f"scratch {scratch.shape[0]} x {scratch.shape[1]}: not a row of {cols} per thread")
+    if scratch is None:
+        with nogil:
+            for r in prange(rows, schedule="static", num_threads=n_threads):
+                t.dequant_row[qtype](base + r * row_nbytes, &out[r, 0], cols)
+        return
     with nogil:
         for r in prange(rows, schedule="static", num_threads=n_threads):
-            t.dequant_row[qtype](base + r * row_nbytes, &out[r, 0], cols)
+            t.dequant_row[qtype](base + r * row_nbytes, &scratch[threadid(), 0], cols)
+            t.stream_f32(&out[r, 0], &scratch[threadid(), 0], cols)
 
 
 def dequantize_rows(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes,

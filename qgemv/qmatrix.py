@@ -15,6 +15,10 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 # a single column times a matrix larger than this streams it from DRAM (about half this machine's
 # L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md).
 STREAMING_BYTES = 16 << 20
+# a dequantize output this large goes out with non-temporal stores where the CPU asks for them
+# (_dispatch.dequant_stream).  Intel Xeon (AMX, a KVM guest), q4_K, 1 thread, plain / streamed:
+# 17.6 MiB 0.81x, 24 MiB 0.97x, 28 MiB 1.03x, 32 MiB 1.24x, 64 MiB 1.68x
+STREAM_STORES_BYTES = 32 << 20
 
 # Formats with an interleaved layout (_formats.py: interleave) multiply from a copy of their rows
 # in it, made at a matrix's first product (the same results, faster: src/formats/q32_x8.h,
@@ -246,7 +250,11 @@ class QMatrix:
         out = _check_out(out, (rows, cols), self.qtype)
         if out.size:
             n = _threads.resolve(n_threads, self.nbytes, rows)
-            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n)
+            # an output larger than the cache keeps goes out with non-temporal stores where the
+            # CPU's plain stores would read each line first (_dispatch.dequant_stream)
+            stream = _dispatch.dequant_stream and out.nbytes >= STREAM_STORES_BYTES
+            scratch = np.empty((n, cols), np.float32) if stream else None
+            _kernels.dequantize(_dispatch.isa, self._fmt.id, self._data, self._row_nbytes, out, n, scratch)
         return out
 
     def dequantize_rows(self, ids, out: np.ndarray | None = None, n_threads: int | None = None) -> np.ndarray:

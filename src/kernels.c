@@ -127,6 +127,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},
     .prefetch_one_column = &qgemv_prefetch_one_column,
     .dot_f32 = dot_f32,
+    .stream_f32 = stream_f32,
     .all_finite = all_finite,
     .gather_columns = gather_columns_f32,
     .quantize_prepare = qgemv_quantize_prepare,

@@ -95,6 +95,49 @@ def test_gemv_prefetch_override_refuses_unknown(env):
         _dispatch.choose_gemv_prefetch(env)
 
 
+@pytest.mark.parametrize("vendor, on", [("AuthenticAMD", False), ("GenuineIntel", True), ("", False)])
+def test_dequant_stream_follows_the_cpu_vendor(vendor, on):
+    assert _dispatch.choose_dequant_stream("", vendor) is on
+    assert _dispatch.choose_dequant_stream("1", vendor) is True
+    assert _dispatch.choose_dequant_stream("0", vendor) is False
+
+
+@pytest.mark.parametrize("env", ["2", "on", "yes"])
+def test_dequant_stream_override_refuses_unknown(env):
+    with pytest.raises(RuntimeError, match="QGEMV_DEQUANT_STREAM"):
+        _dispatch.choose_dequant_stream(env)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 5, 16])
+@pytest.mark.parametrize("fmt", ["q4_K", "q8_0", "f32"])
+def test_dequantize_streamed_gives_the_plain_stores_bits(fmt, offset, isa, monkeypatch):
+    """Outputs of STREAM_STORES_BYTES and more go out through a row per thread and non-temporal
+    stores where dequant_stream says so: every row's bits as with plain stores, whatever the
+    output's alignment (offset floats past a 64-byte boundary), with rows of 4352 values (no
+    multiple of 64 bytes, so each row starts at another offset)."""
+    rows, cols = qgemv.qmatrix.STREAM_STORES_BYTES // (4 * 4352) + 3, 4352   # 17 super-blocks a row
+    rng = np.random.default_rng(5)
+    m = qgemv.QMatrix.quantize(rng.standard_normal((rows, cols)).astype(np.float32), fmt)
+    monkeypatch.setattr(_dispatch, "dequant_stream", False)
+    plain = m.dequantize(n_threads=2)
+    monkeypatch.setattr(_dispatch, "dequant_stream", True)
+    buf = np.zeros(rows * cols + 64, np.float32)
+    start = (-buf.ctypes.data // 4) % 16 + offset
+    out = buf[start:start + rows * cols].reshape(rows, cols)
+    for n in (1, 2):
+        out[:] = np.nan
+        assert m.dequantize(out=out, n_threads=n) is out
+        assert np.array_equal(out.view(np.uint32), plain.view(np.uint32))
+    assert np.array_equal(m.dequantize(n_threads=2).view(np.uint32), plain.view(np.uint32))
+
+
+def test_dequantize_scratch_too_small_is_refused():
+    m = qgemv.QMatrix.quantize(np.ones((4, 256), np.float32), "q8_0")
+    out = np.empty((4, 256), np.float32)
+    with pytest.raises(ValueError, match="scratch"):
+        _kernels.dequantize(_dispatch.isa, m.format.id, m.data, m.row_nbytes, out, 2, np.empty((1, 256), np.float32))
+
+
 def test_cpu_vendor_is_cpuids():
     vendor = _kernels.cpu_vendor()
     assert vendor.isprintable() and len(vendor) in (0, 12)

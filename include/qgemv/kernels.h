@@ -54,6 +54,8 @@ typedef void (*qgemv_repack_row_fn)(const void *src, void *dst, int64_t n);
 typedef float (*qgemv_dot_f32_fn)(int64_t n, const float *a, const float *b);
 /* 1 if no NaN or Inf among x[0:n], else 0 */
 typedef int (*qgemv_all_finite_fn)(const float *x, int64_t n);
+/* dst[0:n] = src[0:n], dst's lines written without being read first (non-temporal stores) */
+typedef void (*qgemv_stream_f32_fn)(float *dst, const float *src, int64_t n);
 /* dst[c dst_stride + i] = x[i ld + c] for i < n, c < nc <= 8 (nc columns of a row-major matrix
  * as rows), and 1 if all of them are finite, else 0 */
 typedef int (*qgemv_gather_columns_fn)(const float *x, int64_t ld, int64_t n, int nc, float *dst, int64_t dst_stride);
@@ -93,6 +95,7 @@ typedef struct {
     int *prefetch_one_column;                           /* 1: a single column's panel passes prefetch
                                                          * (simd.h: QGEMV_PREFETCH_PASS_LINE) */
     qgemv_dot_f32_fn dot_f32;
+    qgemv_stream_f32_fn stream_f32;
     qgemv_all_finite_fn all_finite;
     qgemv_gather_columns_fn gather_columns;
     /* builds what quantize_row[qtype] reads (ggml's quantize_init): 0, or -1 out of memory;

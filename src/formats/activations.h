@@ -15,6 +15,23 @@ static inline __m256i nonfinite_bits_8(__m256i u) {
 }
 #endif
 
+/* dst[0:n] = src[0:n] (a row in L1) with non-temporal stores from dst's first 64-byte boundary
+ * on, plain ones before it and for the tail: a large output written without reading its lines
+ * first (QMatrix.dequantize, qgemv/_dispatch.py: dequant_stream) */
+static void stream_f32(float *restrict dst, const float *restrict src, int64_t n) {
+    int64_t i = 0;
+#if defined(QGEMV_AVX2)
+    for (; i < n && ((uintptr_t)(dst + i) & 63); i++) dst[i] = src[i];
+#if defined(QGEMV_AVX512)
+    for (; i + 16 <= n; i += 16) _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
+#else
+    for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+#endif
+    _mm_sfence();   /* the streamed lines are visible before the next row's plain stores */
+#endif
+    for (; i < n; i++) dst[i] = src[i];
+}
+
 /* 1 if no NaN or Inf among x[0:n] */
 static int all_finite(const float *x, int64_t n) {
     int64_t i = 0;
