@@ -38,7 +38,7 @@ def show_config(file=None) -> dict:
         "omp_max_threads": omp_max,
         "num_threads": get_num_threads(),
         "gemv_prefetch": ("on" if _dispatch.gemv_prefetch else "off")
-                         + f" (single column over the panels; CPU {_dispatch.cpu_vendor or 'unknown'})",
+                         + f" (single columns from memory; CPU {_dispatch.cpu_vendor or 'unknown'})",
         "dequant_stream": ("on" if _dispatch.dequant_stream else "off")
                           + " (non-temporal stores for dequantize outputs of 32 MiB and more)",
         "build": _kernels.BUILD_INFO,

@@ -5,9 +5,12 @@ later; not built by MSVC), avx512 (AVX-512 F/BW/VL/DQ/CD + VNNI), avx2 (AVX2 + F
 BMI2), baseline (portable C, any CPU).  ``QGEMV_ISA=baseline|avx2|avx512|avx512bf16`` forces one;
 asking for one this CPU cannot run, or that was not compiled, is an error at import.
 
-One speed policy is chosen here too, per CPU rather than per variant: whether a single column
-streaming the panels asks for its lines ahead (``gemv_prefetch``; include/qgemv/simd.h).
-``QGEMV_GEMV_PREFETCH=0|1`` forces it.
+Two speed policies are chosen here too, per CPU rather than per variant: whether a single
+column streaming from memory asks for its lines ahead in software (``gemv_prefetch``: over the
+panels, include/qgemv/simd.h; the formats without panels through the row tiles, which
+prefetch, rather than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1``
+forcing it; and whether large dequantize outputs go out with non-temporal stores
+(``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``).
 """
 from __future__ import annotations
 
@@ -44,8 +47,9 @@ def choose(env: str | None = None) -> str:
 isa: str = choose()
 
 
-# CPUs whose own prefetcher streams a single column's panels faster than with software
-# prefetches on top; elsewhere they stay on (the figures: src/formats/superblocks_x16.h)
+# CPUs whose own prefetcher streams a single column's panels (and rows, one after another)
+# faster than with software prefetches on top; elsewhere they stay on (the figures:
+# src/formats/superblocks_x16.h, qgemv/qmatrix.py)
 _STREAMS_ALONE = ("AuthenticAMD",)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import qgemv
-from qgemv import QMatrix, _formats
+from qgemv import QMatrix, _dispatch, _formats
 from blocks import random_blocks
 
 gguf = pytest.importorskip("gguf")
@@ -294,10 +294,11 @@ def test_set_num_threads():
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 def test_streaming_and_tile_paths_give_the_same_bits(fmt, isa, monkeypatch):
-    """Large single columns take the one-row-at-a-time loop, small ones and batches the row
-    tiles: every tile keeps vec_dot's float operations, so the driver changes the speed, never
-    the bits.  37 blocks a row and 70 rows: past the chunks of blocks and rows the tiles
-    prepare a column's activations for (q1_0's GEMV rows: 32 blocks, 16 rows), with remainders."""
+    """Large single columns take the one-row-at-a-time loop where the CPU's prefetcher streams
+    alone (gemv_prefetch off), small ones, batches and the others the row tiles: every tile
+    keeps vec_dot's float operations, so the driver changes the speed, never the bits.  37
+    blocks a row and 70 rows: past the chunks of blocks and rows the tiles prepare a column's
+    activations for (q1_0's GEMV rows: 32 blocks, 16 rows), with remainders."""
     from qgemv import qmatrix
     rows, cols = 70, 37 * max(fmt.block_size, 64)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=12, moderate=True), fmt.name, (rows, cols))
@@ -305,7 +306,9 @@ def test_streaming_and_tile_paths_give_the_same_bits(fmt, isa, monkeypatch):
     tiled = m @ x
     np.testing.assert_array_equal((m @ np.stack([x, -x, x], axis=1))[:, [0, 2]], np.stack([tiled] * 2, axis=1))
     monkeypatch.setattr(qmatrix, "STREAMING_BYTES", 0)
-    np.testing.assert_array_equal(m @ x, tiled)
+    for prefetch in (False, True):
+        monkeypatch.setattr(_dispatch, "gemv_prefetch", prefetch)
+        np.testing.assert_array_equal(m @ x, tiled)
 
 
 @pytest.mark.parametrize("fmt", [f for f in DEQUANT if f.name in ("f32", "f16", "q4_0", "q8_0", "q4_K", "iq2_xs", "tq1_0")], ids=ids)
