@@ -57,14 +57,23 @@ _STREAMS_ALONE = ("AuthenticAMD",)
 cpu_vendor: str = _kernels.cpu_vendor()
 
 
+def _forced(name: str, env: str | None) -> bool | None:
+    """A speed policy's override: ``env``, or the environment variable ``name`` when env is
+    None, as "0" or "1"; None when unset or empty."""
+    env = os.environ.get(name) if env is None else env
+    if not env:
+        return None
+    if env.strip() not in ("0", "1"):
+        raise RuntimeError(f"{name}={env!r}: expected 0 or 1")
+    return env.strip() == "1"
+
+
 def choose_gemv_prefetch(env: str | None = None, vendor: str | None = None) -> bool:
     """Whether a single column's panel passes prefetch: ``env`` (QGEMV_GEMV_PREFETCH, "0" or
     "1") if given, else off for the CPU vendors in _STREAMS_ALONE and on for the others."""
-    env = os.environ.get("QGEMV_GEMV_PREFETCH") if env is None else env
-    if env:
-        if env.strip() not in ("0", "1"):
-            raise RuntimeError(f"QGEMV_GEMV_PREFETCH={env!r}: expected 0 or 1")
-        return env.strip() == "1"
+    forced = _forced("QGEMV_GEMV_PREFETCH", env)
+    if forced is not None:
+        return forced
     return (cpu_vendor if vendor is None else vendor) not in _STREAMS_ALONE
 
 
@@ -91,11 +100,9 @@ def choose_dequant_stream(env: str | None = None, vendor: str | None = None) -> 
     """Whether QMatrix.dequantize writes outputs of STREAM_STORES_BYTES and more with
     non-temporal stores: ``env`` (QGEMV_DEQUANT_STREAM, "0" or "1") if given, else on for the
     CPU vendors in _STREAMS_STORES only."""
-    env = os.environ.get("QGEMV_DEQUANT_STREAM") if env is None else env
-    if env:
-        if env.strip() not in ("0", "1"):
-            raise RuntimeError(f"QGEMV_DEQUANT_STREAM={env!r}: expected 0 or 1")
-        return env.strip() == "1"
+    forced = _forced("QGEMV_DEQUANT_STREAM", env)
+    if forced is not None:
+        return forced
     return (cpu_vendor if vendor is None else vendor) in _STREAMS_STORES
 
 

@@ -82,30 +82,33 @@ def test_isa_override_picks_each_runnable():
         assert _dispatch.choose(isa.upper()) == isa
 
 
-@pytest.mark.parametrize("vendor, on", [("AuthenticAMD", False), ("GenuineIntel", True), ("", True)])
-def test_gemv_prefetch_follows_the_cpu_vendor(vendor, on):
-    assert _dispatch.choose_gemv_prefetch("", vendor) is on
-    assert _dispatch.choose_gemv_prefetch("1", vendor) is True
-    assert _dispatch.choose_gemv_prefetch("0", vendor) is False
+# the per-CPU speed policies: chooser, override variable, and the choice by vendor
+_POLICIES = {
+    "gemv_prefetch": (_dispatch.choose_gemv_prefetch, "QGEMV_GEMV_PREFETCH",
+                      {"AuthenticAMD": False, "GenuineIntel": True, "": True}),
+    "dequant_stream": (_dispatch.choose_dequant_stream, "QGEMV_DEQUANT_STREAM",
+                       {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
+}
+
+
+@pytest.mark.parametrize("policy", _POLICIES)
+def test_speed_policy_follows_the_cpu_vendor_unless_forced(policy):
+    choose, _, by_vendor = _POLICIES[policy]
+    for vendor, on in by_vendor.items():
+        assert choose("", vendor) is on
+        assert choose("1", vendor) is True
+        assert choose("0", vendor) is False
 
 
 @pytest.mark.parametrize("env", ["2", "on", "yes"])
-def test_gemv_prefetch_override_refuses_unknown(env):
-    with pytest.raises(RuntimeError, match="QGEMV_GEMV_PREFETCH"):
-        _dispatch.choose_gemv_prefetch(env)
-
-
-@pytest.mark.parametrize("vendor, on", [("AuthenticAMD", False), ("GenuineIntel", True), ("", False)])
-def test_dequant_stream_follows_the_cpu_vendor(vendor, on):
-    assert _dispatch.choose_dequant_stream("", vendor) is on
-    assert _dispatch.choose_dequant_stream("1", vendor) is True
-    assert _dispatch.choose_dequant_stream("0", vendor) is False
-
-
-@pytest.mark.parametrize("env", ["2", "on", "yes"])
-def test_dequant_stream_override_refuses_unknown(env):
-    with pytest.raises(RuntimeError, match="QGEMV_DEQUANT_STREAM"):
-        _dispatch.choose_dequant_stream(env)
+@pytest.mark.parametrize("policy", _POLICIES)
+def test_speed_policy_override_refuses_unknown(policy, env, monkeypatch):
+    choose, name, _ = _POLICIES[policy]
+    with pytest.raises(RuntimeError, match=name):
+        choose(env)
+    monkeypatch.setenv(name, env)
+    with pytest.raises(RuntimeError, match=name):
+        choose()
 
 
 @pytest.mark.parametrize("offset", [0, 1, 5, 16])
