@@ -213,7 +213,7 @@ QGEMV_ALWAYS_INLINE void qgemv_columns_store(__m256 acc, const int CB, float *ou
                     for (int rr = 0; rr < nr; rr++) {                                       \
                         const block_##name *x = (const block_##name *)((const uint8_t *)w + (r0 + rr) * row_stride); \
                         for (int64_t k = 0; k < nbc; k++) {                                 \
-                            QGEMV_PREFETCH_STREAM(&x[ib0 + k], sizeof(x[0]));               \
+                            QGEMV_PREFETCH_L1_STREAM(&x[ib0 + k], sizeof(x[0]));            \
                             decode(&x[ib0 + k], &dec[rr][k]);                               \
                         }                                                                   \
                     }                                                                       \

@@ -555,7 +555,7 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
                 __m256 accr[4];
                 for (int j = 0; j < CB; j++) accr[j] = acc[r][j];
                 for (int ib = 0; ib < kb; ib++) {
-                    QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
+                    QGEMV_PREFETCH_COLS_STREAM_AT(&x[ib], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
                     __m256i u[4];   /* 0/1 bytes: bit j of the block */
                     for (int k = 0; k < 4; k++)
                         u[k] = _mm256_min_epu8(_mm256_and_si256(qgemv_spread_bits_32(x[ib].qs + 4 * k), bit), ones8);
@@ -708,7 +708,7 @@ static inline void pair_step_nvfp4(const block_nvfp4 *x, __m512i u[2], __m512 *d
                     __m512 s[Q8_0_PAIRS];                                                       \
                     for (int p = 0; p < NP; p++) s[p] = acc[r][p];                              \
                     for (int k = 0; k < kc; k++) {                                              \
-                        QGEMV_PREFETCH_STREAM(&x[(step_blocks) * k], (step_blocks) * sizeof(x[0])); \
+                        QGEMV_PREFETCH_L1_STREAM(&x[(step_blocks) * k], (step_blocks) * sizeof(x[0])); \
                         __m512i u[2], wm[4];                                                    \
                         __m512 dx;                                                              \
                         pair_step_##name(&x[(step_blocks) * k], u, &dx);                        \

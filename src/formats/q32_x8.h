@@ -101,7 +101,8 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
 #define X8_PREFETCH_PASS(p, nbytes, ncols)                                                      \
     QGEMV_PREFETCH_PASS_STREAM_AT(p, nbytes, X8_STREAM_AHEAD, ncols)
 #else
-#define X8_PREFETCH_PASS(p, nbytes, ncols) QGEMV_PREFETCH_STREAM_AT(p, nbytes, X8_STREAM_AHEAD)
+#define X8_PREFETCH_PASS(p, nbytes, ncols)                                                      \
+    QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, X8_STREAM_AHEAD, ncols)
 #endif
 
 #if defined(QGEMV_AVX2)
