@@ -47,8 +47,9 @@
 #endif
 #define QGEMV_PREFETCH_LINE(p) QGEMV_PREFETCH_LINE_AT(p, QGEMV_STREAM_AHEAD)
 /* A pass over several columns spends long enough on each line that one hint, into L1, keeps up,
- * and a second costs: batch 8 in cache ran 0.91-0.96x with both (q4_0, q4_K, q6_K, iq3_xxs; Intel
- * Xeon, 2 threads).  A single column streams: both hints. */
+ * and a second costs: batch 8 in cache ran 0.91-0.96x with both (q4_0, q4_K, q6_K, iq3_xxs on
+ * panels; nvfp4, q2_0, iq1_s 0.96-0.98x on GGUF rows; Intel Xeon, 2 threads).  A single column
+ * streams: both hints. */
 #define QGEMV_PREFETCH_COLS_AT(p, ahead, ncols)                                            \
     ((ncols) > 1 ? QGEMV_PREFETCH_L1_AT(p, ahead) : QGEMV_PREFETCH_LINE_AT(p, ahead))
 /* the lines `ahead` bytes past the nbytes at p (a block, or a few) */
