@@ -37,7 +37,7 @@
 #endif
 #define QGEMV_L1_AHEAD 1024
 #if (defined(__GNUC__) || defined(__clang__)) && QGEMV_STREAM_AHEAD > 0
-/* the line at p + ahead into L1 only (a stream read out of order, as nvfp4's row pairs) */
+/* the line at p + ahead into L1 only */
 #define QGEMV_PREFETCH_L1_AT(p, ahead) __builtin_prefetch((const char *)(p) + (ahead), 0, 3)
 #define QGEMV_PREFETCH_LINE_AT(p, ahead)                                                   \
     (__builtin_prefetch((const char *)(p) + (ahead), 0, 2), QGEMV_PREFETCH_L1_AT(p, QGEMV_L1_AHEAD))
@@ -52,24 +52,28 @@
  * streams: both hints. */
 #define QGEMV_PREFETCH_COLS_AT(p, ahead, ncols)                                            \
     ((ncols) > 1 ? QGEMV_PREFETCH_L1_AT(p, ahead) : QGEMV_PREFETCH_LINE_AT(p, ahead))
-/* the lines `ahead` bytes past the nbytes at p (a block, or a few) */
+#define QGEMV_PREFETCH_COLS_LINE(p, ncols) QGEMV_PREFETCH_COLS_AT(p, QGEMV_STREAM_AHEAD, ncols)
+/* hint(line, ...) for each 64-byte line of the nbytes at p (a block, or a few): the loop behind
+ * the stream macros below, one per hint */
+#define QGEMV_PREFETCH_EACH_LINE(hint, p, nbytes, ...)                                     \
+    do {                                                                                   \
+        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) hint((const char *)(p) + o_, __VA_ARGS__); \
+    } while (0)
+/* the lines `ahead` bytes past the nbytes at p, both hints */
 #define QGEMV_PREFETCH_STREAM_AT(p, nbytes, ahead)                                         \
-    do {                                                                                   \
-        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_LINE_AT((const char *)(p) + o_, ahead); \
-    } while (0)
+    QGEMV_PREFETCH_EACH_LINE(QGEMV_PREFETCH_LINE_AT, p, nbytes, ahead)
 #define QGEMV_PREFETCH_STREAM(p, nbytes) QGEMV_PREFETCH_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)
-/* the lines QGEMV_STREAM_AHEAD past the nbytes at p, into L1 only: for a pass that spends long
- * on each line, a batch's (QGEMV_PREFETCH_COLS_AT) or a row decoded slower than memory streams
- * it (the IQ grids, 6-8 GB/s a thread: 0.97-0.99x with both hints, Intel Xeon) */
-#define QGEMV_PREFETCH_L1_STREAM(p, nbytes)                                             \
-    do {                                                                                   \
-        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_L1_AT((const char *)(p) + o_, QGEMV_STREAM_AHEAD); \
-    } while (0)
+/* the same into L1 only: for a pass that spends long on each line, a batch's
+ * (QGEMV_PREFETCH_COLS_AT) or a row decoded slower than memory streams it (the IQ grids, 6-8
+ * GB/s a thread: 0.97-0.99x with both hints, Intel Xeon), or a stream read out of its order */
+#define QGEMV_PREFETCH_L1_STREAM_AT(p, nbytes, ahead)                                      \
+    QGEMV_PREFETCH_EACH_LINE(QGEMV_PREFETCH_L1_AT, p, nbytes, ahead)
+#define QGEMV_PREFETCH_L1_STREAM(p, nbytes) QGEMV_PREFETCH_L1_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)
 /* the same for a pass over ncols columns (QGEMV_PREFETCH_COLS_AT) */
 #define QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, ahead, ncols)                             \
-    do {                                                                                   \
-        for (size_t o_ = 0; o_ < (size_t)(nbytes); o_ += 64) QGEMV_PREFETCH_COLS_AT((const char *)(p) + o_, ahead, ncols); \
-    } while (0)
+    QGEMV_PREFETCH_EACH_LINE(QGEMV_PREFETCH_COLS_AT, p, nbytes, ahead, ncols)
+#define QGEMV_PREFETCH_COLS_STREAM(p, nbytes, ncols)                                       \
+    QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD, ncols)
 
 /* A pass over panels (the K-quants' AVX-512 16-row passes, src/formats/superblocks_x16.h, and
  * q8_0_x16.h; the AVX-512 8-row passes of q32_x8.h and q32_pairs.h) against ncols columns asks
@@ -80,7 +84,7 @@
  * q32_x8.h have the figures).  src/kernels.c defines the flag, one per variant. */
 #define QGEMV_PREFETCH_PASS_LINE(p, ncols)                                                 \
     do {                                                                                   \
-        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_COLS_AT(p, QGEMV_STREAM_AHEAD, ncols); \
+        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_COLS_LINE(p, ncols);  \
     } while (0)
 /* the same choice for the lines `ahead` bytes past the nbytes at p */
 #define QGEMV_PREFETCH_PASS_STREAM_AT(p, nbytes, ahead, ncols)                             \

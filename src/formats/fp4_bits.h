@@ -409,10 +409,10 @@ static void gemv_rows_nvfp4(int64_t n, const uint8_t *w, int64_t row_stride, int
                     /* the next row pair's lines, 4 blocks' worth a step: one stream through memory
                      * (each row's own lines a stream ahead, two streams of a row's length: out of
                      * cache 0.83-0.91x the AVX2 rows; this way 1.36-1.41x), into L1: the pair is
-                     * read out of the stream's order, so QGEMV_PREFETCH_LINE_AT's near hint would
+                     * read out of the stream's order, so QGEMV_PREFETCH_STREAM_AT's near hint would
                      * miss it (in cache 0.91x, Intel Xeon) */
-                    for (size_t o = 0; o < 4 * sizeof(xa[0]); o += 64)
-                        QGEMV_PREFETCH_L1_AT(w + (r0 + r) * row_stride + 4 * sizeof(xa[0]) * (p0 + k) + o, 2 * row_stride);
+                    QGEMV_PREFETCH_L1_STREAM_AT(w + (r0 + r) * row_stride + 4 * sizeof(xa[0]) * (p0 + k),
+                                                4 * sizeof(xa[0]), 2 * row_stride);
                     const __m512i sums = _mm512_permutex2var_epi32(gemv_step_nvfp4(&xa[2 * k], &st[k]), to_lanes,
                                                                    gemv_step_nvfp4(&xb[2 * k], &st[k]));
                     const __m512 dx = pair_dx2_nvfp4(&xa[2 * k], &xb[2 * k]);
@@ -555,7 +555,7 @@ QGEMV_ALWAYS_INLINE void tile_q1_0(int64_t nb, const uint8_t *w, int64_t row_str
                 __m256 accr[4];
                 for (int j = 0; j < CB; j++) accr[j] = acc[r][j];
                 for (int ib = 0; ib < kb; ib++) {
-                    QGEMV_PREFETCH_COLS_STREAM_AT(&x[ib], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
+                    QGEMV_PREFETCH_COLS_STREAM(&x[ib], sizeof(x[0]), CB);
                     __m256i u[4];   /* 0/1 bytes: bit j of the block */
                     for (int k = 0; k < 4; k++)
                         u[k] = _mm256_min_epu8(_mm256_and_si256(qgemv_spread_bits_32(x[ib].qs + 4 * k), bit), ones8);

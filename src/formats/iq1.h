@@ -249,7 +249,7 @@ QGEMV_ALWAYS_INLINE void decoded_columns_iq1_s(const iq1_s_decoded *dec, int64_t
         __m256 acc = _mm256_setzero_ps();   /* columns in lanes */                          \
         qgemv_tile_columns_q8_K(a, act_stride, CB, y);                                      \
         for (int64_t i = 0; i < nb; i++) {                                                  \
-            QGEMV_PREFETCH_COLS_STREAM_AT(&x[i], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);     \
+            QGEMV_PREFETCH_COLS_STREAM(&x[i], sizeof(x[0]), CB);                            \
             iq1_s_decoded dec;                                                              \
             decode_##name(&x[i], &dec);                                                     \
             columns_of_block_iq1_s(&dec, y, i, CB, &acc);                                   \
@@ -356,8 +356,8 @@ QGEMV_ALWAYS_INLINE void tile_iq1_m_rows(int64_t nb, const void *row, const int 
                                                     1 << 10, 1 << 4, 1 << 10, 1 << 4, 1 << 10, 1 << 4, 1 << 10, 1 << 4);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *scales = trits ? xt[i].scales : x[i].scales;
-        if (trits) QGEMV_PREFETCH_COLS_STREAM_AT(&xt[i], sizeof(xt[0]), QGEMV_STREAM_AHEAD, CB);
-        else QGEMV_PREFETCH_COLS_STREAM_AT(&x[i], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
+        if (trits) QGEMV_PREFETCH_COLS_STREAM(&xt[i], sizeof(xt[0]), CB);
+        else QGEMV_PREFETCH_COLS_STREAM(&x[i], sizeof(x[0]), CB);
         uint64_t sc;
         memcpy(&sc, scales, 8);
         const __m256i words = _mm256_set1_epi64x((long long)sc);

@@ -92,7 +92,7 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
     const __m128i kv = _mm_loadu_si128((const __m128i *)kvalues_iq4nl);
     const __m256i table = _mm256_set_m128i(kv, kv);
     for (int64_t i = 0; i < nb; i++) {
-        QGEMV_PREFETCH_COLS_STREAM_AT(&x[i], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
+        QGEMV_PREFETCH_COLS_STREAM(&x[i], sizeof(x[0]), CB);
         const __m256i scales = sub_scales_iq4_xs(&x[i]);
         __m256i sum[QGEMV_TILE_COLS_MAX];
         for (int c = 0; c < CB; c++) sum[c] = _mm256_setzero_si256();

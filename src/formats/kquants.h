@@ -331,7 +331,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
         acc[j] = 0.0f;
     }
     for (int64_t ib = 0; ib < nb; ib++) {
-        QGEMV_PREFETCH_COLS_STREAM_AT(&x[ib], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
+        QGEMV_PREFETCH_COLS_STREAM(&x[ib], sizeof(x[0]), CB);
         const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
         const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
         const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
@@ -441,7 +441,7 @@ QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t 
         acc[j] = 0.0f;
     }
     for (int64_t ib = 0; ib < nb; ib++) {
-        QGEMV_PREFETCH_COLS_STREAM_AT(x + ib, sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
+        QGEMV_PREFETCH_COLS_STREAM(x + ib, sizeof(x[0]), CB);
         __m256i scale_bytes, mins16;
         const __m128 dx = qgemv_q2_K_scales(&x[ib], &scale_bytes, &mins16);   /* (d, dmin) */
         __m256i u[8], sp[8];   /* levels of values 32 k .. 32 k + 31, and their two scales */
@@ -504,7 +504,7 @@ static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
             acc[j] = 0.0f;                                                                 \
         }                                                                                  \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
-            QGEMV_PREFETCH_COLS_STREAM_AT(x + ib, sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);   \
+            QGEMV_PREFETCH_COLS_STREAM(x + ib, sizeof(x[0]), CB);                          \
             /* (d, dmin): adjacent f16 fields */                                           \
             const __m128 dx = _mm_cvtph_ps(_mm_cvtsi32_si128((int)qgemv_k_word((const uint8_t *)&x[ib].d))); \
             const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
@@ -564,7 +564,7 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
         acc[j] = 0.0f;
     }
     for (int64_t ib = 0; ib < nb; ib++) {
-        QGEMV_PREFETCH_COLS_STREAM_AT(&x[ib], sizeof(x[0]), QGEMV_STREAM_AHEAD, CB);
+        QGEMV_PREFETCH_COLS_STREAM(&x[ib], sizeof(x[0]), CB);
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
         const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
         __m256i sum0[4], sum1[4];

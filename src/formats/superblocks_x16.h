@@ -555,7 +555,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
             __m512i t[QGEMV_X16_COLS];
             for (int j = 0; j < CB; j++) t[j] = _mm512_set1_epi32(start[j][s]);
             for (int k = 0; k < 4; k++) {
-                QGEMV_PREFETCH_COLS_AT(b->qs + 64 * (4 * s + k), QGEMV_STREAM_AHEAD, CB);
+                QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * (4 * s + k), CB);
                 const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k)));
                 const __m512i u0 = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
                 const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
@@ -616,7 +616,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                         __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
                         for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
                         for (int k = k0; k < k0 + per_int16; k++) {                             \
-                            if (h == 0) QGEMV_PREFETCH_COLS_AT(b->qs + 64 * (8 * c + k), QGEMV_STREAM_AHEAD, CB); \
+                            if (h == 0) QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * (8 * c + k), CB); \
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
                             __m256i u0 = _mm256_and_si256(v, low4);                             \
                             __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
@@ -678,7 +678,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
                             const int g = 8 * h + 4 * gg + kk;
-                            if (half == 0 && f == 0) QGEMV_PREFETCH_COLS_AT(b->qs + 64 * g, QGEMV_STREAM_AHEAD, CB);
+                            if (half == 0 && f == 0) QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * g, CB);
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                             const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                             for (int j = 0; j < CB; j++) {
@@ -719,7 +719,7 @@ QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8
         for (int c = 1; c < chains; c++) s[j][c] = _mm512_setzero_si512();
     }
     for (int g = 0; g < 16; g++) {
-        QGEMV_PREFETCH_COLS_AT(b->qs + 64 * g, QGEMV_STREAM_AHEAD, CB);
+        QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * g, CB);
         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
         for (int f = 0; f < 4; f++) {
             const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
