@@ -41,6 +41,8 @@ def show_config(file=None) -> dict:
                          + f" (single columns from memory; CPU {_dispatch.cpu_vendor or 'unknown'})",
         "dequant_stream": ("on" if _dispatch.dequant_stream else "off")
                           + " (non-temporal stores for dequantize outputs of 32 MiB and more)",
+        "bf16_fma": ("on" if _dispatch.bf16_fma else "off")
+                    + " (bf16 batches of 8 and more in exact fmas, avx512bf16 variant)",
         "build": _kernels.BUILD_INFO,
     }
     width = max(map(len, config))

@@ -355,7 +355,9 @@ class QMatrix:
                 # (14336 x 4096, 2 threads: 8.7 -> 7.6 ms, 5.2-5.4 -> 4.2), f16 and q2_0 even.
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
-                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)
+                # bf16 batches take their packed columns (exact fmas) where _dispatch.bf16_fma says
+                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2,
+                                    packed=fmt.name != "bf16" or _dispatch.bf16_fma)
         return out
 
     def _product_rows(self, n_threads: int,

@@ -65,10 +65,12 @@ def test_bits_per_weight():
     assert _formats.lookup("q6_K").bits_per_weight == 6.5625
 
 
-def test_show_config_names_the_variant(capsys):
+def test_show_config_names_the_variant_and_the_speed_policies(capsys):
     config = qgemv.show_config()
     assert config["isa"] == _dispatch.isa
     assert _dispatch.isa in capsys.readouterr().out
+    for policy in _POLICIES:
+        assert config[policy].split()[0] == ("on" if getattr(_dispatch, policy) else "off")
 
 
 @pytest.mark.parametrize("env", ["avx9000", "AVX2x"])
@@ -88,6 +90,8 @@ _POLICIES = {
                       {"AuthenticAMD": False, "GenuineIntel": True, "": True}),
     "dequant_stream": (_dispatch.choose_dequant_stream, "QGEMV_DEQUANT_STREAM",
                        {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
+    "bf16_fma": (_dispatch.choose_bf16_fma, "QGEMV_BF16_FMA",
+                 {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
 }
 
 

@@ -135,13 +135,16 @@ def _fold_lanes_then_tail(v: np.ndarray, w: np.ndarray, a: np.ndarray, nv: int) 
 
 
 @pytest.mark.parametrize("cols", [64, 200, 4096 + 37])
-@pytest.mark.parametrize("batch", [1, 5])
-def test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order(cols, batch, monkeypatch):
+@pytest.mark.parametrize("batch", [1, 5, 8, 33])
+@pytest.mark.parametrize("bf16_fma", [False, True])
+def test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order(cols, batch, bf16_fma, monkeypatch):
     """The avx512bf16 variant's bf16 products, vec_dot and tile alike, are the instruction's
-    sums in the order elements.h states, to the bit (numpy float32 emulation above)."""
+    sums in the order elements.h states, to the bit (numpy float32 emulation above), batches
+    of 8 and more in vdpbf16ps or in fmas (_dispatch.bf16_fma) alike."""
     if not _kernels.cpu_runs("avx512bf16") or "avx512bf16" not in _kernels.COMPILED_ISAS:
         pytest.skip("this CPU (or build) does not run the avx512bf16 variant")
     monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
+    monkeypatch.setattr(_dispatch, "bf16_fma", bf16_fma)
     rng = np.random.default_rng(cols + batch)
     to_bf16 = lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
     w = to_bf16(rng.standard_normal((19, cols)))
@@ -150,6 +153,60 @@ def test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order(cols, batch, mo
     got = m @ x
     want = np.stack([_bf16_dot_as_vdpbf16ps(w, x[:, c]) for c in range(batch)], axis=1)
     np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
+
+
+def _bf16_edge_rows(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """bf16 weights (rows, n) and one column (n,) as uint16, whose float32 sums meet every
+    subnormal rule of vdpbf16ps and of the code around it (n = 4096 + 37: a scalar tail):
+    row 0 a subnormal weight (DAZ reads it as 0); row 1 products of 2^-128 in the last step,
+    subnormal results (FTZ flushes them; without it they would stay the lanes' sums); row 2 lanes 0 and 8 at 1.5 and -1.25 times 2^-126, normal, whose fold
+    is a subnormal 2^-128 (the lanes' sum, under the caller's MXCSR, keeps it); row 3 a
+    subnormal weight in the scalar tail (under the caller's MXCSR too: not 0); row 4 random."""
+    bf = lambda v: (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
+    w = np.zeros((5, n), np.uint16)
+    a = np.zeros(n, np.uint16)
+    a[:64] = bf(np.float32(2.0 ** 100))
+    w[0, 3] = 0x0001                                       # 2^-133, subnormal: times 2^100
+    nv = n // 64 * 64                                      # the last step's sums stay the lanes'
+    a[nv - 32:nv] = bf(np.float32(2.0 ** -64))
+    w[1, nv - 32:nv] = bf(np.float32(2.0 ** -64))          # 2^-128 each
+    a[96:128] = bf(np.float32(2.0 ** -63))
+    w[2, 97], w[2, 113] = bf(1.5 * 2.0 ** -63), bf(-1.25 * 2.0 ** -63)   # lanes 0 and 8
+    a[n - 5:] = bf(np.float32(2.0 ** 100))
+    w[3, n - 2] = 0x0003                                   # subnormal, in the tail
+    rng = np.random.default_rng(3)
+    w[4] = bf(rng.standard_normal(n).astype(np.float32))
+    a[128:nv - 32] = bf(rng.standard_normal(nv - 160).astype(np.float32))
+    a[nv:n - 5] = bf(rng.standard_normal(n - nv - 5).astype(np.float32))
+    return w, a
+
+
+@pytest.mark.parametrize("batch", [8, 9, 33])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_bf16_batches_in_fmas_keep_vdpbf16ps_subnormal_rules_and_the_callers_mxcsr(batch, n_threads, monkeypatch):
+    """bf16 batches from 8 columns in fmas (src/formats/elements.h: bf16_odd_even) run under an
+    MXCSR of their own (DAZ, FTZ, round to nearest): the bits of vdpbf16ps (vec_dot, and the
+    plain tile) for subnormal inputs and results, the lanes' sum and the tail under the
+    caller's rules, and the caller's MXCSR back after (float32 subnormals in numpy stay)."""
+    if not _kernels.cpu_runs("avx512bf16") or "avx512bf16" not in _kernels.COMPILED_ISAS:
+        pytest.skip("this CPU (or build) does not run the avx512bf16 variant")
+    monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
+    n = 4096 + 37
+    w, a = _bf16_edge_rows(n)
+    m = QMatrix(w, "bf16", w.shape)
+    x = np.repeat((a.astype(np.uint32) << 16).view(np.float32)[:, None], batch, axis=1)
+    got = {}
+    for fma in (False, True):
+        monkeypatch.setattr(_dispatch, "bf16_fma", fma)
+        got[fma] = m.matmul(x, n_threads=n_threads)
+    xq = np.ascontiguousarray(np.repeat(a[None, :], batch, axis=0)).view(np.uint8)
+    want = _per_row(m, xq)
+    for fma in (False, True):
+        np.testing.assert_array_equal(got[fma].view(np.uint32), want.view(np.uint32), err_msg=f"bf16_fma {fma}")
+    assert want[0, 0] == 0 and want[1, 0] == 0                   # DAZ, FTZ
+    assert want[2, 0] == np.float32(2.0 ** -128) and want[3, 0] != 0   # the fold and the tail keep subnormals
+    tiny = np.array([2.0 ** -140], np.float32)
+    assert (tiny * np.float32(1.0))[0] != 0 and (tiny + tiny)[0] == np.float32(2.0 ** -139)
 
 
 def _dot_in_spans(w: np.ndarray, a: np.ndarray, name: str) -> np.ndarray:
@@ -221,12 +278,15 @@ def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
     batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f16
     takes its batches of 6 and more from columns widened to float32 (src/formats/elements.h):
     test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order's batch of 8 and
-    test_tiles_are_vec_dot_bits_for_any_shape's of 9 and 33 run it."""
+    test_tiles_are_vec_dot_bits_for_any_shape's of 9 and 33 run it.  So does bf16 on avx512bf16
+    from 8 columns, in fmas (matmul_act's default; QMatrix where _dispatch.bf16_fma says):
+    test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order's batches of 8 and 33."""
     packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
+        floats = {"f16": 6, **({"bf16": 8} if isa == "avx512bf16" else {})}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: {**packed, "f16": 6}.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
+            f.name: {**packed, **floats}.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
         # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: 8 if avx512 and f.name in packed else 0 for f in MATMUL}, isa

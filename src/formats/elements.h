@@ -276,6 +276,28 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 #endif
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
 #define QGEMV_FLOAT_SLAB 1024    /* values of AVX-512's two-pass slabs: a multiple of 2 spans */
+/* the MXCSR a family's madds run under: 0, the caller's own, for all but one (bf16_odd_even,
+ * below); qgemv_mxcsr_swap sets one and returns the one before.  The fences tie the sums to
+ * the switches: a volatile asm that takes and gives each, so no madd moves past the switch
+ * back and no sum or tail moves before it (volatile asms keep their order). */
+#define QGEMV_FLOAT_MXCSR_f32 0u
+#define QGEMV_FLOAT_MXCSR_f16 0u
+#define QGEMV_FLOAT_MXCSR_bf16 0u
+#if defined(__GNUC__) || defined(__clang__)
+static inline unsigned qgemv_mxcsr_swap(unsigned csr) {
+    unsigned before;
+    __asm__ volatile("stmxcsr %0" : "=m"(before));
+    __asm__ volatile("ldmxcsr %0" : : "m"(csr));
+    return before;
+}
+#define QGEMV_FLOAT_FENCE(sums, passes, RB, CB)                                            \
+    for (int h_ = 0; h_ < (passes); h_++)                                                  \
+        for (int r_ = 0; r_ < (RB); r_++)                                                  \
+            for (int c_ = 0; c_ < (CB); c_++) __asm__ volatile("" : "+v"(sums[h_][r_][c_]))
+#else   /* no family sets one here (bf16_odd_even is GCC's and clang's) */
+static inline unsigned qgemv_mxcsr_swap(unsigned csr) { (void)csr; return 0; }
+#define QGEMV_FLOAT_FENCE(sums, passes, RB, CB) ((void)0)
+#endif
 /* a block's rows RB and columns CB, one live accumulator each: RB x CB + CB + 1 operands in the
  * registers, AVX2 4 x 3 of 16, AVX-512 4 x 6 of 32 */
 #if defined(QGEMV_AVX512)
@@ -309,6 +331,9 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
         for (int h = 0; h < passes; h++)                                                   \
             for (int r = 0; r < RB; r++)                                                   \
                 for (int c = 0; c < CB; c++) sums[h][r][c] = qgemv_fvec_zero();            \
+        /* the madds under the family's MXCSR, if it has one (QGEMV_FLOAT_MXCSR_<name>) */ \
+        const unsigned caller_mxcsr = QGEMV_FLOAT_MXCSR_##name ? qgemv_mxcsr_swap(QGEMV_FLOAT_MXCSR_##name) : 0; \
+        if (QGEMV_FLOAT_MXCSR_##name) QGEMV_FLOAT_FENCE(sums, passes, RB, CB);             \
         for (int64_t k0 = 0; k0 < nv; k0 += slab)                                          \
         for (int h = 0; h < passes; h++) {                                                 \
             qgemv_fvec s[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];                                  \
@@ -347,6 +372,11 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
             }                                                                              \
             for (int r = 0; r < RB; r++)                                                   \
                 for (int c = 0; c < CB; c++) sums[h][r][c] = s[r][c];                      \
+        }                                                                                  \
+        if (QGEMV_FLOAT_MXCSR_##name) {   /* the sums and the tail under the caller's */  \
+            QGEMV_FLOAT_FENCE(sums, passes, RB, CB);                                       \
+            qgemv_mxcsr_swap(caller_mxcsr);                                                \
+            QGEMV_FLOAT_FENCE(sums, passes, RB, CB);                                       \
         }                                                                                  \
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
@@ -437,10 +467,64 @@ static void packed_tile_f16(int64_t n, const void *restrict w, int64_t row_strid
     vec_dot_tile_f16_f32(n, w, row_stride, nrows, packed, QGEMV_PACKED_VALUES_f16(n) * (int64_t)sizeof(float),
                          ncols, out, out_stride);
 }
-/* (name, from how many columns, act): below 6 columns the packing gains nothing (C harness,
+#if defined(QGEMV_BF16_DPBF16)
+/* bf16 batches in fmas, where the CPU runs two fmas faster than one vdpbf16ps (_dispatch.py:
+ * bf16_fma; on for Intel).  vdpbf16ps is, per lane k of a 32-value part (Intel SDM), two fp32
+ * fmas, w[2k+1] a[2k+1] then w[2k] a[2k], under round-to-nearest-even with subnormal inputs
+ * read as 0 (DAZ) and subnormal results flushed to 0 (FTZ), the MXCSR neither read nor
+ * written.  So the same fmas, under an MXCSR of RNE + DAZ + FTZ with every exception masked
+ * (QGEMV_FLOAT_MXCSR_bf16_odd_even; the caller's back for the sums and the tail), are its
+ * bits: vec_dot's.  A step is 32 values: part 0 the odd ones widened (the high halves, a mask),
+ * part 1 the even ones (a shift); the columns come packed once per product as float32, each
+ * 32 values' odd ones then their even ones (pack_columns_bf16), a load a part.  Intel Xeon
+ * (AMX), 4096 x 4096, 2 threads (C harness): batch 32 5.2-5.6 -> 4.1-4.6 ms, 16 2.8 -> 2.1-2.2,
+ * 8 1.40-1.50 -> 1.25-1.33, 2-6 even (memory-bound). */
+#define QGEMV_FLOAT_MXCSR_bf16_odd_even 0x9FC0u   /* FTZ 0x8000, RNE (0 in 0x6000), masks 0x1F80, DAZ 0x40 */
+typedef __m512 qgemv_vec_bf16_odd_even;
+#define QGEMV_STEP_bf16_odd_even 32
+#define QGEMV_FLOAT_ACCS_bf16_odd_even 1
+#define qgemv_madd_bf16_odd_even qgemv_fvec_fmadd
+static inline __m512 qgemv_part_bf16_odd_even(const uint16_t *p, int j) {
+    const __m512i v = _mm512_loadu_si512((const void *)p);
+    return _mm512_castsi512_ps(j ? _mm512_slli_epi32(v, 16) : _mm512_and_si512(v, _mm512_set1_epi32((int)0xffff0000u)));
+}
+static inline __m512 qgemv_part_f32_odd_even(const float *p, int j) { return _mm512_loadu_ps(p + 16 * j); }
+QGEMV_DEFINE_FLOAT_TILE(bf16_odd_even, uint16_t, qgemv_bf16_to_fp32, f32_odd_even, float, qgemv_f32_itself,
+                        QGEMV_TILE_NO_ONE_COLUMN)
+#define QGEMV_PACKED_VALUES_bf16(n) QGEMV_PACKED_VALUES_f16(n)
+#define QGEMV_PACKED_NBYTES_bf16 QGEMV_PACKED_NBYTES_f16
+/* columns 16 g .. 16 g + 15 (those below ncols) of bf16 activations -> float32, column after
+ * column, QGEMV_PACKED_VALUES_bf16(n) each: of the first n / 64 * 64 values each 32's odd
+ * ones then their even ones, the rest in order (the tile's scalar tail) */
+static void pack_columns_bf16(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
+                              void *restrict packed) {
+    const int64_t np = QGEMV_PACKED_VALUES_bf16(n), nv = n / 64 * 64;
+    for (int64_t c = 16 * g; c < ncols && c < 16 * g + 16; c++) {
+        const uint16_t *y = (const uint16_t *)((const uint8_t *)a + c * act_stride);
+        float *dst = (float *)packed + (c - 16 * g) * np;
+        for (int64_t i = 0; i < nv; i += 32)
+            for (int k = 0; k < 16; k++) {
+                dst[i + k] = qgemv_bf16_to_fp32(y[i + 2 * k + 1]);
+                dst[i + 16 + k] = qgemv_bf16_to_fp32(y[i + 2 * k]);
+            }
+        dequant_row_bf16(y + nv, dst + nv, n - nv);
+        memset(dst + n, 0, (size_t)(np - n) * sizeof(float));
+    }
+}
+static void packed_tile_bf16(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                             const void *restrict packed, int64_t ncols, float *restrict out, int64_t out_stride) {
+    vec_dot_tile_bf16_odd_even_f32_odd_even(n, w, row_stride, nrows, packed,
+                                            QGEMV_PACKED_VALUES_bf16(n) * (int64_t)sizeof(float), ncols, out, out_stride);
+}
+#endif
+/* (name, from how many columns, act): below 6 columns f16's packing gains nothing (C harness,
  * 4096 x 4096, 1 thread, packed / plain time: batch 2-4 0.94-1.06, 6 1.04-1.08, 8 1.06-1.12,
  * 12 1.12-1.17, 16 1.09-1.11, 32 1.09-1.10) */
+#if defined(QGEMV_BF16_DPBF16)   /* bf16 from 8 columns: below, at the memory's pace either way */
+#define QGEMV_PACKED_TILES_ELEMENTS(X) X(f16, 6, f16) X(bf16, 8, bf16)
+#else
 #define QGEMV_PACKED_TILES_ELEMENTS(X) X(f16, 6, f16)
+#endif
 #else
 #define QGEMV_PACKED_TILES_ELEMENTS(X)
 #endif
