@@ -374,11 +374,11 @@ class QMatrix:
         panels = panels and _has_panels(_dispatch.isa, fmt.id)
         if self._prepared is None and _repack:
             if twin is not None:
-                copy = np.empty(rows * twin.row_nbytes(cols), dtype=np.uint8)
+                copy = _empty_on_lines(rows * twin.row_nbytes(cols))
                 _kernels.repack_rows(_dispatch.isa, fmt.id, self._data, self._row_nbytes, cols,
                                      copy, twin.row_nbytes(cols), n_threads)
             elif panels and rows >= fmt.interleave:
-                copy = np.empty(rows // fmt.interleave * fmt.interleave * fmt.panel_row_nbytes(cols), dtype=np.uint8)
+                copy = _empty_on_lines(rows // fmt.interleave * fmt.interleave * fmt.panel_row_nbytes(cols))
                 _kernels.interleave(_dispatch.isa, fmt.id, fmt.interleave, self._data, self._row_nbytes, cols, copy,
                                     fmt.panel_row_nbytes(cols), n_threads)
             else:
@@ -394,6 +394,17 @@ class QMatrix:
         if op not in self._fmt.ops or op not in _COMPILED_OPS[self._fmt.id]:
             what = "dequantize" if op == DEQUANTIZE else "multiply"
             raise NotImplementedError(f"qgemv cannot {what} {self._fmt.name} matrices yet")
+
+
+def _empty_on_lines(nbytes: int) -> np.ndarray:
+    """An uninitialised uint8 array of nbytes starting on a 64-byte line (numpy's own start 16
+    bytes past one here), for the prepared copies: the panels' 64-byte loads then split across
+    lines only where a block's size makes them (Intel Xeon, 4096 x 4096, 2 threads, aligned /
+    16 bytes on: batch 32 q4_K 1.05x, q2_K and iq4_xs 1.03x, q6_K and q8_0 1.02x; batch 8
+    1.02-1.04x; a single column even)."""
+    raw = np.empty(nbytes + 63, dtype=np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + nbytes]
 
 
 # ---------------------------------------------------------------------- validation

@@ -566,6 +566,7 @@ def test_qmatrix_prepares_the_layout_once_and_keeps_its_bytes(fmt, isa):
     panels = m._prepared
     full = rows // fmt.interleave * fmt.interleave                # 16 or 24 of the 29 rows
     assert panels is not None and panels.nbytes == full * fmt.panel_row_nbytes(cols) and not panels.flags.writeable
+    assert panels.ctypes.data % 64 == 0                           # on a cache line
     np.testing.assert_array_equal(m @ x, y)
     assert m._prepared is panels                                 # made once
     np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes
@@ -646,6 +647,7 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
     copy = m._prepared
     twin = _formats.BY_NAME[fmt.repack_as]
     assert copy is not None and copy.nbytes == rows * twin.row_nbytes(cols) and not copy.flags.writeable
+    assert copy.ctypes.data % 64 == 0                           # on a cache line
     np.testing.assert_array_equal(m.matmul(x, act=act), y)
     assert m._prepared is copy                                 # made once
     np.testing.assert_array_equal(m.data, blocks.reshape(-1))  # m.data stays the GGUF bytes
