@@ -13,7 +13,8 @@ same input (GB/s of float32 input).  Compared against ggml
 (benches/ggml_ref.py: libggml-python's prebuilt library, or QGEMV_GGML_LIB; the faster of
 ggml's plain and repacked layouts, marked "r"), numpy (float32 matmul on the dequantized
 matrix; gguf-py's dequantize) and the machine's streaming read bandwidth measured in the
-same run (numpy reductions on a 1 GiB array, 1 and 2 threads).
+same run (numpy reductions on a 1 GiB array, 1 and 2 threads: at the start and the end, and
+beside each out-of-cache case, whose % of it the table gives).
 
 qgemv and ggml are timed in alternating blocks of calls so they share the same background
 load; figures are medians (see ``--reps``).  ``--results`` writes the table, machine and
@@ -97,6 +98,9 @@ def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
     out_of_cache = rows >= 14336
     copies, dense = shape_data(fmt, shape, with_numpy)
     x = harness.activations(cols, batch)
+    # out of cache, the bandwidth beside the case: a shared machine's drifts over a run (27.6 to
+    # 34.3 GB/s within minutes on the Xeon) would otherwise read as the kernels'
+    beside = harness.read_bandwidth(threads, reps=3, stat=STAT) if out_of_cache else None
     runners = {"qgemv": harness.QgemvGemv(fmt, copies, rows, cols, x, threads)}
     closers = []
     if g is not None:
@@ -118,6 +122,8 @@ def run_gemv(fmt, shape, batch, threads, reps, g, with_numpy):
     row = {"op": "gemv", "format": fmt.name, "shape": shape, "batch": batch, "threads": threads,
            "cache": "out" if out_of_cache else "in", "nbytes": copies[0].nbytes,
            "qgemv_ms": 1e3 * STAT(times["qgemv"])}
+    if beside is not None:
+        row["bw_beside"] = beside
     add_min_ratio(row, times)
     if "ggml" in times:
         row["ggml_plain_ms"] = 1e3 * STAT(times["ggml"])
@@ -211,8 +217,8 @@ def add_min_ratio(row, times) -> None:
 
 def finish(row, bandwidth):
     row["gbps"] = row["nbytes"] / (row["qgemv_ms"] * 1e-3) / 1e9
-    if row["op"] == "gemv":
-        row["pct_bw"] = 100 * row["gbps"] / bandwidth[row["threads"]]
+    if row["op"] == "gemv":   # out of cache: of the probe beside the case, if taken
+        row["pct_bw"] = 100 * row["gbps"] / (row.get("bw_beside") or bandwidth[row["threads"]])
     if "ggml_ms" in row:
         row["ratio"] = row["ggml_ms"] / row["qgemv_ms"]
         row["ggml_gbps"] = row["nbytes"] / (row["ggml_ms"] * 1e-3) / 1e9
@@ -317,7 +323,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"(quantize: float32 input bytes / time). "
         f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs; \"~\": the two "
         f"ratios part by more than {DISTURBED}x, a row disturbed by other jobs (read its (min)). "
-        f"% bw: of the read bandwidth at the same thread count. numpy ms: float32 `dequantize(W) @ x` "
+        f"% bw: of the read bandwidth at the same thread count (out of cache: a probe of 3 reductions "
+        f"just before the case, as the machine's bandwidth drifts during a run). numpy ms: float32 `dequantize(W) @ x` "
         f"(OpenBLAS, same threads) for gemv; gguf-py's `dequantize` for dequant.",
         "",
         markdown_table(rows),

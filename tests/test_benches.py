@@ -204,6 +204,14 @@ def test_compare_quantize_row():
     assert "quantize (imatrix)" in compare.text_table([row])
 
 
+def test_compare_gives_out_of_cache_rows_the_bandwidth_beside_them():
+    import compare
+    base = dict(op="gemv", format="q4_0", batch=1, threads=2, nbytes=10 ** 7, qgemv_ms=1.0)
+    inside = compare.finish(dict(base, shape=(4096, 4096)), {1: 10.0, 2: 20.0})
+    out = compare.finish(dict(base, shape=(14336, 4096), bw_beside=12.5), {1: 10.0, 2: 20.0})
+    assert inside["pct_bw"] == 100 * 10.0 / 20.0 and out["pct_bw"] == 100 * 10.0 / 12.5
+
+
 def test_compare_marks_disturbed_rows():
     """A ratio whose median and fastest-call figures part by more than compare.DISTURBED either
     way is marked "~" in both tables (another job ran during part of that row)."""
