@@ -336,29 +336,46 @@ QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
  * 2.21; 16 and 9 1.07-1.10x.  q4_K's nibbles take one or two instructions: it ran even or
  * slower that way (batch 32 2.85 -> 2.90 ms, 9 0.96 -> 1.09) and keeps its passes. */
 #define QGEMV_X16_WIDE_COLS 32
-/* the levels of sub-block 2 c + half, group k of a panel block (x16_k45_step's u, one half) */
+/* q5_K's levels of sub-block 2 c + half, group k of a panel block (x16_k45_step's u, one half) */
 QGEMV_ALWAYS_INLINE __m512i x16_k45_levels(const uint8_t *qs, const uint8_t *qh, const int c, const int k,
                                            const int half) {
     const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
-    __m512i u = _mm512_and_si512(half ? _mm512_srli_epi32(v, 4) : v, _mm512_set1_epi8(0x0f));
-    if (qh) {   /* bit 2 c + half of each byte to bit 4 */
-        const __m512i h = _mm512_loadu_si512((const void *)(qh + 64 * k));
-        const int sh = 4 - 2 * c - half;
-        u = _mm512_ternarylogic_epi32(u, sh >= 0 ? _mm512_slli_epi32(h, sh) : _mm512_srli_epi32(h, -sh),
-                                      _mm512_set1_epi8(0x10), 0xf8);   /* u | (h & 0x10) */
-    }
-    return u;
+    const __m512i u = _mm512_and_si512(half ? _mm512_srli_epi32(v, 4) : v, _mm512_set1_epi8(0x0f));
+    const __m512i h = _mm512_loadu_si512((const void *)(qh + 64 * k));
+    const int sh = 4 - 2 * c - half;   /* bit 2 c + half of each byte to bit 4 */
+    return _mm512_ternarylogic_epi32(u, sh >= 0 ? _mm512_slli_epi32(h, sh) : _mm512_srli_epi32(h, -sh),
+                                     _mm512_set1_epi8(0x10), 0xf8);   /* u | (h & 0x10) */
 }
-/* one pass of the decoded levels u[c][half][k] of super-block ib against CB <= 8 columns (y[j]):
- * acc[j] (in memory) gets the pass's two fmas */
-QGEMV_ALWAYS_INLINE void x16_k45_wide_pass(const __m512i u[4][2][8], const uint8_t *sc, const __m512i mpair[4],
-                                           __m512 d, __m512 dmin, const block_q8_K *const *y, int64_t ib,
-                                           const int CB, __m512 *acc) {
+/* a q5_K super-block decoded for a wide pass: its levels u[c][half][k] (sub-block 2 c + half,
+ * group k), scales, minimums' pairs and factors */
+typedef struct {
+    __m512i u[4][2][8];
+    __m512i mpair[4];   /* lane r: int16 (m_r,2k, m_r,2k+1) */
+    uint8_t sc[128], mn[128];
+    __m512 d, dmin;
+} x16_decoded_q5_K;
+QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x16_decoded_q5_K *dec) {
+    x16_scales_mins(b->scales, dec->sc, dec->mn);
+    for (int k = 0; k < 4; k++)
+        dec->mpair[k] = x16_pairs16_u8(_mm_loadu_si128((const __m128i *)(dec->mn + 32 * k)),
+                                       _mm_loadu_si128((const __m128i *)(dec->mn + 32 * k + 16)));
+    for (int c = 0; c < 4; c++)
+        for (int k = 0; k < 8; k++) {
+            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);
+            for (int half = 0; half < 2; half++) dec->u[c][half][k] = x16_k45_levels(b->qs, b->qh, c, k, half);
+        }
+    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+    dec->dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
+}
+/* one pass of a decoded super-block ib against CB <= 8 columns (y[j]): acc[j] (in memory) gets
+ * the pass's two fmas */
+QGEMV_ALWAYS_INLINE void x16_wide_group_q5_K(const x16_decoded_q5_K *dec, const block_q8_K *const *y, int64_t ib,
+                                             const int CB, __m512 *acc) {
     __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
     for (int j = 0; j < CB; j++) {
         uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */
         _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));
-        msum[j] = x16_dot_pairs(mpair, 4, bp);
+        msum[j] = x16_dot_pairs(dec->mpair, 4, bp);
         isum[j] = _mm512_setzero_si512();
     }
     for (int c = 0; c < 4; c++)
@@ -368,46 +385,12 @@ QGEMV_ALWAYS_INLINE void x16_k45_wide_pass(const __m512i u[4][2][8], const uint8
             _Pragma("GCC unroll 8")
             for (int k = 0; k < 8; k++)
                 for (int j = 0; j < CB; j++)
-                    t[j] = qgemv_dpbusd_bcst_512(t[j], u[c][half][k], (const uint8_t *)y[j][ib].qs + 64 * c + 32 * half + 4 * k);
-            x16_k45_scale(sc + 32 * c + 16 * half, t, CB, isum);
+                    t[j] = qgemv_dpbusd_bcst_512(t[j], dec->u[c][half][k], (const uint8_t *)y[j][ib].qs + 64 * c + 32 * half + 4 * k);
+            x16_k45_scale(dec->sc + 32 * c + 16 * half, t, CB, isum);
         }
-    x16_fold_512(acc, d, y, ib, isum, CB);
-    x16_fold_min_512(acc, dmin, y, ib, msum, CB);
+    x16_fold_512(acc, dec->d, y, ib, isum, CB);
+    x16_fold_min_512(acc, dec->dmin, y, ib, msum, CB);
 }
-#define QGEMV_X16_WIDE_CASE(cb) case cb: x16_k45_wide_pass(u, sc, mpair, d, dmin, y + g, ib, cb, acc + g); break;
-#define QGEMV_DEFINE_X16_WIDE_PASS(name, HIGH_BIT)                                               \
-    static void x16_wide_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, int64_t act_stride, \
-                                     const int W, float *out, int64_t out_stride) {             \
-        const block_q8_K *y[QGEMV_X16_WIDE_COLS];                                               \
-        __m512 acc[QGEMV_X16_WIDE_COLS];                                                        \
-        x16_columns_512(a, act_stride, W, y, acc);                                              \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
-            const block_##name##x16 *b = p + ib;                                                \
-            uint8_t sc[128], mn[128];                                                           \
-            x16_scales_mins(b->scales, sc, mn);                                                 \
-            __m512i mpair[4];   /* lane r: int16 (m_r,2k, m_r,2k+1) */                          \
-            for (int k = 0; k < 4; k++)                                                         \
-                mpair[k] = x16_pairs16_u8(_mm_loadu_si128((const __m128i *)(mn + 32 * k)),     \
-                                          _mm_loadu_si128((const __m128i *)(mn + 32 * k + 16))); \
-            __m512i u[4][2][8];                                                                 \
-            for (int c = 0; c < 4; c++)                                                         \
-                for (int k = 0; k < 8; k++) {                                                   \
-                    QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);                     \
-                    for (int half = 0; half < 2; half++)                                        \
-                        u[c][half][k] = x16_k45_levels(b->qs, HIGH_BIT(b->qh +) 0, c, k, half); \
-                }                                                                               \
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));        \
-            const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));  \
-            for (int g = 0; g < W; g += QGEMV_X16_COLS)                                         \
-                switch (W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS) {                      \
-                QGEMV_X16_WIDE_CASE(1) QGEMV_X16_WIDE_CASE(2) QGEMV_X16_WIDE_CASE(3) QGEMV_X16_WIDE_CASE(4) \
-                QGEMV_X16_WIDE_CASE(5) QGEMV_X16_WIDE_CASE(6) QGEMV_X16_WIDE_CASE(7)            \
-                default: x16_k45_wide_pass(u, sc, mpair, d, dmin, y + g, ib, QGEMV_X16_COLS, acc + g); break; \
-                }                                                                               \
-        }                                                                                       \
-        x16_store_512(acc, W, out, out_stride);                                                 \
-    }
-QGEMV_DEFINE_X16_WIDE_PASS(q5_K, QGEMV_K_HIGH_BIT)
 
 /* q6_K: levels u = q + 32 in [0, 63] (a nibble of ql below 2 bits of qh), 4 groups per 16-value
  * sub-block, whose chains start at -32 bsum_s (x16_chain_starts; the offset's 8 vpdpwssd per
@@ -474,9 +457,23 @@ QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const
  * pass of 8 columns x16_pass_q6_K's sums from them.  C harness, Intel Xeon (AMX), 4096 x 4096:
  * batch 32 1 thread 3.68-3.72 -> 3.20-3.30 ms, 2 threads 1.82-2.01 -> 1.56-1.67; 16 and 9
  * 1.00-1.14x; 8 and under the passes, unchanged. */
-QGEMV_ALWAYS_INLINE void x16_wide_group_q6_K(const __m512i u[2][16][2], const block_q6_Kx16 *b,
-                                             const block_q8_K *const *y, int64_t ib, const int CB, __m512 d,
-                                             __m512 *acc) {
+typedef struct {
+    __m512i u[2][16][2];   /* group k of half h: from the low nibbles, the high */
+    const int8_t *scales;
+    __m512 d;
+} x16_decoded_q6_K;
+QGEMV_ALWAYS_INLINE void x16_decode_q6_K(const block_q6_Kx16 *b, const int W, x16_decoded_q6_K *dec) {
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 16; k++) {
+            QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, 16 * h + k), W);
+            if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), W);
+            x16_levels_q6_K(b, h, k, &dec->u[h][k][0], &dec->u[h][k][1]);
+        }
+    dec->scales = b->scales;
+    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+}
+QGEMV_ALWAYS_INLINE void x16_wide_group_q6_K(const x16_decoded_q6_K *dec, const block_q8_K *const *y, int64_t ib,
+                                             const int CB, __m512 *acc) {
     __m512i isum[QGEMV_X16_COLS];
     int32_t start[QGEMV_X16_COLS][16];
     x16_chain_starts(y, ib, CB, 5, 0, start);
@@ -493,43 +490,17 @@ QGEMV_ALWAYS_INLINE void x16_wide_group_q6_K(const __m512i u[2][16][2], const bl
                 const int k = 4 * s + kk;
                 for (int j = 0; j < CB; j++) {
                     const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 4 * k;
-                    t0[j] = qgemv_dpbusd_bcst_512(t0[j], u[h][k][0], x);
-                    t1[j] = qgemv_dpbusd_bcst_512(t1[j], u[h][k][1], x + 64);
+                    t0[j] = qgemv_dpbusd_bcst_512(t0[j], dec->u[h][k][0], x);
+                    t1[j] = qgemv_dpbusd_bcst_512(t1[j], dec->u[h][k][1], x + 64);
                 }
             }
-            const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + s))));
-            const __m512i s1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + 4 + s))));
+            const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(dec->scales + 16 * (8 * h + s))));
+            const __m512i s1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(dec->scales + 16 * (8 * h + 4 + s))));
             for (int j = 0; j < CB; j++)
                 isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(t0[j], s0),
                                                                      _mm512_mullo_epi32(t1[j], s1)));
         }
-    x16_fold_512(acc, d, y, ib, isum, CB);
-}
-#define QGEMV_X16_WIDE_CASE_Q6_K(cb) case cb: x16_wide_group_q6_K(u, b, y + g, ib, cb, d, acc + g); break;
-static void x16_wide_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const uint8_t *a, int64_t act_stride, const int W,
-                               float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_WIDE_COLS];
-    __m512 acc[QGEMV_X16_WIDE_COLS];
-    x16_columns_512(a, act_stride, W, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q6_Kx16 *b = p + ib;
-        __m512i u[2][16][2];
-        for (int h = 0; h < 2; h++)
-            for (int k = 0; k < 16; k++) {
-                QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, 16 * h + k), W);
-                if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), W);
-                x16_levels_q6_K(b, h, k, &u[h][k][0], &u[h][k][1]);
-            }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        for (int g = 0; g < W; g += QGEMV_X16_COLS)
-            switch (W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS) {
-            QGEMV_X16_WIDE_CASE_Q6_K(1) QGEMV_X16_WIDE_CASE_Q6_K(2) QGEMV_X16_WIDE_CASE_Q6_K(3)
-            QGEMV_X16_WIDE_CASE_Q6_K(4) QGEMV_X16_WIDE_CASE_Q6_K(5) QGEMV_X16_WIDE_CASE_Q6_K(6)
-            QGEMV_X16_WIDE_CASE_Q6_K(7)
-            default: x16_wide_group_q6_K(u, b, y + g, ib, QGEMV_X16_COLS, d, acc + g); break;
-            }
-    }
-    x16_store_512(acc, W, out, out_stride);
+    x16_fold_512(acc, dec->d, y, ib, isum, CB);
 }
 /* q2_K: levels in 2-bit fields (bits 2 f, 2 f + 1 of qs group g: values 128 (g / 8) + 32 f +
  * 4 (g % 8) ..), 4 groups per 16-value sub-block, times the rows' 4-bit scales; the minimums'
@@ -623,12 +594,39 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  * 4096, 1 thread: batch 32 2.91-3.08 -> 2.32-2.35 ms, 16 1.57 -> 1.28-1.41, 13 1.36 -> 1.18;
  * 12 even, 9 slower (1.00 -> 1.09-1.14: a pass of 8 and one of a single column, which takes no
  * table), so from 13 on. */
-QGEMV_ALWAYS_INLINE void x16_wide_group_q2_K(const __m512i w[2][4][2][4], const __m512i mpair[8], const block_q8_K *const *y,
-                                             int64_t ib, const int CB, __m512 d, __m512 dmin, __m512 *acc) {
+typedef struct {
+    __m512i w[2][4][2][4];   /* sub-block 8 h + 2 f + gg, group kk: levels times their scales */
+    __m512i mpair[8];        /* lane r: int16 (m_r,2i, m_r,2i+1), the scales' high nibbles */
+    __m512 d, dmin;
+} x16_decoded_q2_K;
+QGEMV_ALWAYS_INLINE void x16_decode_q2_K(const block_q2_Kx16 *b, const int W, x16_decoded_q2_K *dec) {
+    const __m512i low2 = _mm512_set1_epi8(3);
+    for (int i = 0; i < 8; i++) {
+        const __m128i low4 = _mm_set1_epi8(0x0f);
+        const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i)), 4), low4);
+        const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16)), 4), low4);
+        dec->mpair[i] = x16_pairs16_u8(m0, m1);
+    }
+    for (int h = 0; h < 2; h++)
+        for (int f = 0; f < 4; f++)
+            for (int gg = 0; gg < 2; gg++) {
+                const __m512i table = x16_scale_table_q2_K(b->scales + 16 * (8 * h + 2 * f + gg));
+                for (int kk = 0; kk < 4; kk++) {
+                    const int g = 8 * h + 4 * gg + kk;
+                    if (f == 0) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, W);
+                    const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
+                    dec->w[h][f][gg][kk] = x16_scaled_levels_q2_K(table, _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2));
+                }
+            }
+    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+    dec->dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
+}
+QGEMV_ALWAYS_INLINE void x16_wide_group_q2_K(const x16_decoded_q2_K *dec, const block_q8_K *const *y, int64_t ib,
+                                             const int CB, __m512 *acc) {
     __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
     for (int j = 0; j < CB; j++) {
         isum[j] = _mm512_setzero_si512();
-        msum[j] = x16_dot_pairs(mpair, 8, y[j][ib].bsums);
+        msum[j] = x16_dot_pairs(dec->mpair, 8, y[j][ib].bsums);
     }
     for (int h = 0; h < 2; h++)
         for (int f = 0; f < 4; f++)
@@ -636,50 +634,10 @@ QGEMV_ALWAYS_INLINE void x16_wide_group_q2_K(const __m512i w[2][4][2][4], const 
                 for (int kk = 0; kk < 4; kk++)
                     for (int j = 0; j < CB; j++) {
                         const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
-                        isum[j] = qgemv_dpbusd_bcst_512(isum[j], w[h][f][gg][kk], x);
+                        isum[j] = qgemv_dpbusd_bcst_512(isum[j], dec->w[h][f][gg][kk], x);
                     }
-    x16_fold_512(acc, d, y, ib, isum, CB);
-    x16_fold_min_512(acc, dmin, y, ib, msum, CB);
-}
-#define QGEMV_X16_WIDE_CASE_Q2_K(cb) case cb: x16_wide_group_q2_K(w, mpair, y + g, ib, cb, d, dmin, acc + g); break;
-static void x16_wide_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const uint8_t *a, int64_t act_stride, const int W,
-                               float *out, int64_t out_stride) {
-    const __m512i low2 = _mm512_set1_epi8(3);
-    const block_q8_K *y[QGEMV_X16_WIDE_COLS];
-    __m512 acc[QGEMV_X16_WIDE_COLS];
-    x16_columns_512(a, act_stride, W, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q2_Kx16 *b = p + ib;
-        __m512i mpair[8];   /* lane r: int16 (m_r,2i, m_r,2i+1), the scales' high nibbles */
-        for (int i = 0; i < 8; i++) {
-            const __m128i low4 = _mm_set1_epi8(0x0f);
-            const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i)), 4), low4);
-            const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16)), 4), low4);
-            mpair[i] = x16_pairs16_u8(m0, m1);
-        }
-        __m512i w[2][4][2][4];
-        for (int h = 0; h < 2; h++)
-            for (int f = 0; f < 4; f++)
-                for (int gg = 0; gg < 2; gg++) {
-                    const __m512i table = x16_scale_table_q2_K(b->scales + 16 * (8 * h + 2 * f + gg));
-                    for (int kk = 0; kk < 4; kk++) {
-                        const int g = 8 * h + 4 * gg + kk;
-                        if (f == 0) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, W);
-                        const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
-                        w[h][f][gg][kk] = x16_scaled_levels_q2_K(table, _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2));
-                    }
-                }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
-        for (int g = 0; g < W; g += QGEMV_X16_COLS)
-            switch (W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS) {
-            QGEMV_X16_WIDE_CASE_Q2_K(1) QGEMV_X16_WIDE_CASE_Q2_K(2) QGEMV_X16_WIDE_CASE_Q2_K(3)
-            QGEMV_X16_WIDE_CASE_Q2_K(4) QGEMV_X16_WIDE_CASE_Q2_K(5) QGEMV_X16_WIDE_CASE_Q2_K(6)
-            QGEMV_X16_WIDE_CASE_Q2_K(7)
-            default: x16_wide_group_q2_K(w, mpair, y + g, ib, QGEMV_X16_COLS, d, dmin, acc + g); break;
-            }
-    }
-    x16_store_512(acc, W, out, out_stride);
+    x16_fold_512(acc, dec->d, y, ib, isum, CB);
+    x16_fold_min_512(acc, dec->dmin, y, ib, msum, CB);
 }
 
 /* q3_K: levels u = q + 4 in [0, 7] (2 bits of qs below a bit of hmask: value 128 h + 32 f + l takes
@@ -746,8 +704,23 @@ QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const
  * and scales decoded once, each pass of 8 columns x16_pass_q3_K's sums from them.  C harness,
  * Intel Xeon (AMX), 4096 x 4096, 1 thread: batch 32 3.40-3.83 -> 2.62-2.85 ms, 16 1.72-2.07 ->
  * 1.48-1.56, 9 1.30 -> 1.00-1.08; 8 and under the passes, unchanged. */
-QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const __m512i u[2][4][8], const int8_t *sc, const block_q8_K *const *y,
-                                             int64_t ib, const int CB, __m512 d, __m512 *acc) {
+typedef struct {
+    __m512i u[2][4][8];   /* field f of qs group 8 h + m with its hmask bit */
+    int8_t sc[256];
+    __m512 d;
+} x16_decoded_q3_K;
+QGEMV_ALWAYS_INLINE void x16_decode_q3_K(const block_q3_Kx16 *b, const int W, x16_decoded_q3_K *dec) {
+    x16_scales_q3_K(b->scales, dec->sc);
+    for (int h = 0; h < 2; h++)
+        for (int m = 0; m < 8; m++) {
+            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * h + m), W);
+            if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, W);
+            for (int f = 0; f < 4; f++) dec->u[h][f][m] = x16_levels_q3_K(b, h, f, m);
+        }
+    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+}
+QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const x16_decoded_q3_K *dec, const block_q8_K *const *y, int64_t ib,
+                                             const int CB, __m512 *acc) {
     __m512i isum[QGEMV_X16_COLS];
     int32_t start[QGEMV_X16_COLS][16];
     x16_chain_starts(y, ib, CB, 2, 0, start);
@@ -763,44 +736,16 @@ QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const __m512i u[2][4][8], const int
                     const int m = 4 * gg + kk;
                     for (int j = 0; j < CB; j++) {
                         const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * m;
-                        t[gg][j] = qgemv_dpbusd_bcst_512(t[gg][j], u[h][f][m], x);
+                        t[gg][j] = qgemv_dpbusd_bcst_512(t[gg][j], dec->u[h][f][m], x);
                     }
                 }
             }
-            const __m512i sp = x16_pairs16_i8(_mm_loadu_si128((const __m128i *)(sc + 32 * (4 * h + f))),
-                                              _mm_loadu_si128((const __m128i *)(sc + 32 * (4 * h + f) + 16)));
+            const __m512i sp = x16_pairs16_i8(_mm_loadu_si128((const __m128i *)(dec->sc + 32 * (4 * h + f))),
+                                              _mm_loadu_si128((const __m128i *)(dec->sc + 32 * (4 * h + f) + 16)));
             for (int j = 0; j < CB; j++)
                 isum[j] = _mm512_dpwssd_epi32(isum[j], _mm512_mask_mov_epi16(t[0][j], 0xaaaaaaaau, _mm512_slli_epi32(t[1][j], 16)), sp);
         }
-    x16_fold_512(acc, d, y, ib, isum, CB);
-}
-#define QGEMV_X16_WIDE_CASE_Q3_K(cb) case cb: x16_wide_group_q3_K(u, sc, y + g, ib, cb, d, acc + g); break;
-static void x16_wide_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const uint8_t *a, int64_t act_stride, const int W,
-                               float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_WIDE_COLS];
-    __m512 acc[QGEMV_X16_WIDE_COLS];
-    x16_columns_512(a, act_stride, W, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q3_Kx16 *b = p + ib;
-        int8_t sc[256];
-        x16_scales_q3_K(b->scales, sc);
-        __m512i u[2][4][8];
-        for (int h = 0; h < 2; h++)
-            for (int m = 0; m < 8; m++) {
-                QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * h + m), W);
-                if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, W);
-                for (int f = 0; f < 4; f++) u[h][f][m] = x16_levels_q3_K(b, h, f, m);
-            }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        for (int g = 0; g < W; g += QGEMV_X16_COLS)
-            switch (W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS) {
-            QGEMV_X16_WIDE_CASE_Q3_K(1) QGEMV_X16_WIDE_CASE_Q3_K(2) QGEMV_X16_WIDE_CASE_Q3_K(3)
-            QGEMV_X16_WIDE_CASE_Q3_K(4) QGEMV_X16_WIDE_CASE_Q3_K(5) QGEMV_X16_WIDE_CASE_Q3_K(6)
-            QGEMV_X16_WIDE_CASE_Q3_K(7)
-            default: x16_wide_group_q3_K(u, sc, y + g, ib, QGEMV_X16_COLS, d, acc + g); break;
-            }
-    }
-    x16_store_512(acc, W, out, out_stride);
+    x16_fold_512(acc, dec->d, y, ib, isum, CB);
 }
 
 /* iq4_xs: levels kvalues_iq4nl[q] + 128 in [1, 241] (one vpshufb per nibble vector), 8 groups per
@@ -1085,7 +1030,29 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 /* q2_K, q3_K, q5_K and q6_K on AVX-512: from min_cols columns on, by up to QGEMV_X16_WIDE_COLS
  * columns at a time, each super-block decoded once for them (x16_wide_pass_<name>); fewer by
  * passes of 8 */
+#define QGEMV_X16_WIDE_GROUP_CASE(name, cb) case cb: x16_wide_group_##name(&dec, y + g, ib, cb, acc + g); break;
 #define QGEMV_DEFINE_X16_TILE_WIDE(name, min_cols)                                               \
+    /* W <= QGEMV_X16_WIDE_COLS columns: each super-block decoded once (x16_decode_<name>), then \
+     * passes of up to 8 columns from it (x16_wide_group_<name>), their accumulators in memory */ \
+    static void x16_wide_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, int64_t act_stride, \
+                                     const int W, float *out, int64_t out_stride) {             \
+        const block_q8_K *y[QGEMV_X16_WIDE_COLS];                                               \
+        __m512 acc[QGEMV_X16_WIDE_COLS];                                                        \
+        x16_columns_512(a, act_stride, W, y, acc);                                              \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            x16_decoded_##name dec;                                                             \
+            x16_decode_##name(p + ib, W, &dec);                                                 \
+            for (int g = 0; g < W; g += QGEMV_X16_COLS)                                         \
+                switch (W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS) {                      \
+                QGEMV_X16_WIDE_GROUP_CASE(name, 1) QGEMV_X16_WIDE_GROUP_CASE(name, 2)           \
+                QGEMV_X16_WIDE_GROUP_CASE(name, 3) QGEMV_X16_WIDE_GROUP_CASE(name, 4)           \
+                QGEMV_X16_WIDE_GROUP_CASE(name, 5) QGEMV_X16_WIDE_GROUP_CASE(name, 6)           \
+                QGEMV_X16_WIDE_GROUP_CASE(name, 7)                                              \
+                default: x16_wide_group_##name(&dec, y + g, ib, QGEMV_X16_COLS, acc + g); break; \
+                }                                                                               \
+        }                                                                                       \
+        x16_store_512(acc, W, out, out_stride);                                                 \
+    }                                                                                           \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
