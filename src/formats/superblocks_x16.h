@@ -409,98 +409,77 @@ QGEMV_ALWAYS_INLINE void x16_levels_q6_K(const block_q6_Kx16 *b, const int h, co
     *u1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(l, 4), low4),
                           _mm512_and_si512(k < 8 ? q : _mm512_srli_epi32(q, 2), bits45));
 }
-QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m512 acc[QGEMV_X16_COLS];
-    x16_columns_512(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q6_Kx16 *b = p + ib;
-        __m512i isum[QGEMV_X16_COLS];
-        int32_t start[QGEMV_X16_COLS][16];
-        x16_chain_starts(y, ib, CB, 5, 0, start);
-        for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();
-        for (int h = 0; h < 2; h++)
-            for (int s = 0; s < 4; s++) {   /* sub-blocks 8 h + s (low nibbles) and 8 h + 4 + s (high) */
-                __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];
-                for (int j = 0; j < CB; j++) {
-                    t0[j] = _mm512_set1_epi32(start[j][8 * h + s]);
-                    t1[j] = _mm512_set1_epi32(start[j][8 * h + 4 + s]);
-                }
-                /* unrolled: rolled, GCC copied the 16 sums from register to register every step
-                 * (batch 32 1.3x slower, batch 8 1.14x) */
-                _Pragma("GCC unroll 4")
-                for (int kk = 0; kk < 4; kk++) {
-                    const int k = 4 * s + kk, g = 16 * h + k;   /* values 128 h + 4 k .., 64 more */
-                    QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, g), CB);
-                    if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), CB);
-                    __m512i u0, u1;
-                    x16_levels_q6_K(b, h, k, &u0, &u1);
-                    for (int j = 0; j < CB; j++) {
-                        const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 4 * k;
-                        t0[j] = qgemv_dpbusd_bcst_512(t0[j], u0, x);
-                        t1[j] = qgemv_dpbusd_bcst_512(t1[j], u1, x + 64);
-                    }
-                }
-                const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + s))));
-                const __m512i s1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + 4 + s))));
-                for (int j = 0; j < CB; j++)
-                    isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(t0[j], s0),
-                                                                         _mm512_mullo_epi32(t1[j], s1)));
-            }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        x16_fold_512(acc, d, y, ib, isum, CB);
-    }
-    x16_store_512(acc, CB, out, out_stride);
-}
-/* q6_K's batches of 9-32 columns as q5_K's (above): a super-block's levels decoded once, each
- * pass of 8 columns x16_pass_q6_K's sums from them.  C harness, Intel Xeon (AMX), 4096 x 4096:
- * batch 32 1 thread 3.68-3.72 -> 3.20-3.30 ms, 2 threads 1.82-2.01 -> 1.56-1.67; 16 and 9
- * 1.00-1.14x; 8 and under the passes, unchanged. */
+/* q6_K's batches of 9-32 columns as q5_K's (above): a super-block's levels decoded once
+ * (x16_decode_q6_K), each pass of 8 columns the same sums from them.  C harness, Intel Xeon
+ * (AMX), 4096 x 4096: batch 32 1 thread 3.68-3.72 -> 3.20-3.30 ms, 2 threads 1.82-2.01 ->
+ * 1.56-1.67; 16 and 9 1.00-1.14x; 8 and under the passes, unchanged. */
 typedef struct {
+    const block_q6_Kx16 *b;
     __m512i u[2][16][2];   /* group k of half h: from the low nibbles, the high */
-    const int8_t *scales;
-    __m512 d;
 } x16_decoded_q6_K;
 QGEMV_ALWAYS_INLINE void x16_decode_q6_K(const block_q6_Kx16 *b, const int W, x16_decoded_q6_K *dec) {
+    dec->b = b;
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < 16; k++) {
             QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, 16 * h + k), W);
             if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), W);
             x16_levels_q6_K(b, h, k, &dec->u[h][k][0], &dec->u[h][k][1]);
         }
-    dec->scales = b->scales;
-    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
 }
-QGEMV_ALWAYS_INLINE void x16_wide_group_q6_K(const x16_decoded_q6_K *dec, const block_q8_K *const *y, int64_t ib,
-                                             const int CB, __m512 *acc) {
+/* super-block b against CB <= 8 columns (y[j]'s block ib) into acc[j]: its levels from dec (a
+ * wide pass's, decoded once) or, dec NULL (a pass's: a constant), decoded here as they are met */
+QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_decoded_q6_K *dec,
+                                             const block_q8_K *const *y, int64_t ib, const int CB, __m512 *acc) {
     __m512i isum[QGEMV_X16_COLS];
     int32_t start[QGEMV_X16_COLS][16];
     x16_chain_starts(y, ib, CB, 5, 0, start);
     for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++)
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < 4; s++) {   /* sub-blocks 8 h + s (low nibbles) and 8 h + 4 + s (high) */
             __m512i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];
             for (int j = 0; j < CB; j++) {
                 t0[j] = _mm512_set1_epi32(start[j][8 * h + s]);
                 t1[j] = _mm512_set1_epi32(start[j][8 * h + 4 + s]);
             }
+            /* unrolled: rolled, GCC copied the 16 sums from register to register every step
+             * (batch 32 1.3x slower, batch 8 1.14x) */
             _Pragma("GCC unroll 4")
             for (int kk = 0; kk < 4; kk++) {
-                const int k = 4 * s + kk;
+                const int k = 4 * s + kk, g = 16 * h + k;   /* values 128 h + 4 k .., 64 more */
+                __m512i u0, u1;
+                if (dec) {
+                    u0 = dec->u[h][k][0];
+                    u1 = dec->u[h][k][1];
+                } else {
+                    QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, g), CB);
+                    if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), CB);
+                    x16_levels_q6_K(b, h, k, &u0, &u1);
+                }
                 for (int j = 0; j < CB; j++) {
                     const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 4 * k;
-                    t0[j] = qgemv_dpbusd_bcst_512(t0[j], dec->u[h][k][0], x);
-                    t1[j] = qgemv_dpbusd_bcst_512(t1[j], dec->u[h][k][1], x + 64);
+                    t0[j] = qgemv_dpbusd_bcst_512(t0[j], u0, x);
+                    t1[j] = qgemv_dpbusd_bcst_512(t1[j], u1, x + 64);
                 }
             }
-            const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(dec->scales + 16 * (8 * h + s))));
-            const __m512i s1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(dec->scales + 16 * (8 * h + 4 + s))));
+            const __m512i s0 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + s))));
+            const __m512i s1 = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + 4 + s))));
             for (int j = 0; j < CB; j++)
                 isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(t0[j], s0),
                                                                      _mm512_mullo_epi32(t1[j], s1)));
         }
-    x16_fold_512(acc, dec->d, y, ib, isum, CB);
+    x16_fold_512(acc, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d)), y, ib, isum, CB);
+}
+QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const uint8_t *a, int64_t act_stride,
+                                       const int CB, float *out, int64_t out_stride) {
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m512 acc[QGEMV_X16_COLS];
+    x16_columns_512(a, act_stride, CB, y, acc);
+    for (int64_t ib = 0; ib < nb; ib++) x16_superblock_q6_K(p + ib, NULL, y, ib, CB, acc);
+    x16_store_512(acc, CB, out, out_stride);
+}
+QGEMV_ALWAYS_INLINE void x16_wide_group_q6_K(const x16_decoded_q6_K *dec, const block_q8_K *const *y, int64_t ib,
+                                             const int CB, __m512 *acc) {
+    x16_superblock_q6_K(dec->b, dec, y, ib, CB, acc);
 }
 /* q2_K: levels in 2-bit fields (bits 2 f, 2 f + 1 of qs group g: values 128 (g / 8) + 32 f +
  * 4 (g % 8) ..), 4 groups per 16-value sub-block, times the rows' 4-bit scales; the minimums'
@@ -655,61 +634,17 @@ QGEMV_ALWAYS_INLINE __m512i x16_levels_q3_K(const block_q3_Kx16 *b, const int h,
     return _mm512_or_si512(_mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2),
                            _mm512_and_si512(_mm512_slli_epi32(_mm512_srli_epi32(hm, 4 * h + f), 2), bit2));
 }
-QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m512 acc[QGEMV_X16_COLS];
-    x16_columns_512(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q3_Kx16 *b = p + ib;
-        int8_t sc[256];
-        x16_scales_q3_K(b->scales, sc);
-        __m512i isum[QGEMV_X16_COLS];
-        int32_t start[QGEMV_X16_COLS][16];
-        x16_chain_starts(y, ib, CB, 2, 0, start);
-        for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();
-        for (int h = 0; h < 2; h++)
-            for (int f = 0; f < 4; f++) {   /* sub-blocks 8 h + 2 f + gg: qs groups 8 h + 4 gg .. + 3 */
-                __m512i t[2][QGEMV_X16_COLS];
-                _Pragma("GCC unroll 2")
-                for (int gg = 0; gg < 2; gg++) {
-                    for (int j = 0; j < CB; j++) t[gg][j] = _mm512_set1_epi32(start[j][8 * h + 2 * f + gg]);
-                    /* unrolled as q6_K's (even to 0.85x) */
-                    _Pragma("GCC unroll 4")
-                    for (int kk = 0; kk < 4; kk++) {
-                        const int m = 4 * gg + kk, g = 8 * h + m;
-                        if (f == 0) {
-                            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
-                            if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, CB);
-                        }
-                        const __m512i u = x16_levels_q3_K(b, h, f, m);
-                        for (int j = 0; j < CB; j++) {
-                            const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * m;
-                            t[gg][j] = qgemv_dpbusd_bcst_512(t[gg][j], u, x);
-                        }
-                    }
-                }
-                /* lane r: the int16 pair (t_2i, t_2i+1) against (sc_r,2i, sc_r,2i+1), i = 4 h + f */
-                const __m512i sp = x16_pairs16_i8(_mm_loadu_si128((const __m128i *)(sc + 32 * (4 * h + f))),
-                                                  _mm_loadu_si128((const __m128i *)(sc + 32 * (4 * h + f) + 16)));
-                for (int j = 0; j < CB; j++)
-                    isum[j] = _mm512_dpwssd_epi32(isum[j], _mm512_mask_mov_epi16(t[0][j], 0xaaaaaaaau, _mm512_slli_epi32(t[1][j], 16)), sp);
-            }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        x16_fold_512(acc, d, y, ib, isum, CB);
-    }
-    x16_store_512(acc, CB, out, out_stride);
-}
 /* q3_K's batches of 9-32 columns as q5_K's: a super-block's levels (6 instructions a vector)
- * and scales decoded once, each pass of 8 columns x16_pass_q3_K's sums from them.  C harness,
- * Intel Xeon (AMX), 4096 x 4096, 1 thread: batch 32 3.40-3.83 -> 2.62-2.85 ms, 16 1.72-2.07 ->
- * 1.48-1.56, 9 1.30 -> 1.00-1.08; 8 and under the passes, unchanged. */
+ * and scales decoded once (x16_decode_q3_K), each pass of 8 columns the same sums from them.
+ * C harness, Intel Xeon (AMX), 4096 x 4096, 1 thread: batch 32 3.40-3.83 -> 2.62-2.85 ms, 16
+ * 1.72-2.07 -> 1.48-1.56, 9 1.30 -> 1.00-1.08; 8 and under the passes, unchanged. */
 typedef struct {
+    const block_q3_Kx16 *b;
     __m512i u[2][4][8];   /* field f of qs group 8 h + m with its hmask bit */
     int8_t sc[256];
-    __m512 d;
 } x16_decoded_q3_K;
 QGEMV_ALWAYS_INLINE void x16_decode_q3_K(const block_q3_Kx16 *b, const int W, x16_decoded_q3_K *dec) {
+    dec->b = b;
     x16_scales_q3_K(b->scales, dec->sc);
     for (int h = 0; h < 2; h++)
         for (int m = 0; m < 8; m++) {
@@ -717,35 +652,58 @@ QGEMV_ALWAYS_INLINE void x16_decode_q3_K(const block_q3_Kx16 *b, const int W, x1
             if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, W);
             for (int f = 0; f < 4; f++) dec->u[h][f][m] = x16_levels_q3_K(b, h, f, m);
         }
-    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
 }
-QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const x16_decoded_q3_K *dec, const block_q8_K *const *y, int64_t ib,
-                                             const int CB, __m512 *acc) {
+/* super-block b against CB <= 8 columns into acc[j]: levels and scales from dec, or, dec NULL
+ * (a pass's), decoded here (x16_superblock_q6_K's arrangement) */
+QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const x16_decoded_q3_K *dec,
+                                             const block_q8_K *const *y, int64_t ib, const int CB, __m512 *acc) {
+    int8_t own[256];
+    const int8_t *sc = dec ? dec->sc : own;
+    if (!dec) x16_scales_q3_K(b->scales, own);
     __m512i isum[QGEMV_X16_COLS];
     int32_t start[QGEMV_X16_COLS][16];
     x16_chain_starts(y, ib, CB, 2, 0, start);
     for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++)
-        for (int f = 0; f < 4; f++) {
+        for (int f = 0; f < 4; f++) {   /* sub-blocks 8 h + 2 f + gg: qs groups 8 h + 4 gg .. + 3 */
             __m512i t[2][QGEMV_X16_COLS];
             _Pragma("GCC unroll 2")
             for (int gg = 0; gg < 2; gg++) {
                 for (int j = 0; j < CB; j++) t[gg][j] = _mm512_set1_epi32(start[j][8 * h + 2 * f + gg]);
+                /* unrolled as q6_K's (even to 0.85x) */
                 _Pragma("GCC unroll 4")
                 for (int kk = 0; kk < 4; kk++) {
-                    const int m = 4 * gg + kk;
+                    const int m = 4 * gg + kk, g = 8 * h + m;
+                    if (!dec && f == 0) {
+                        QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
+                        if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, CB);
+                    }
+                    const __m512i u = dec ? dec->u[h][f][m] : x16_levels_q3_K(b, h, f, m);
                     for (int j = 0; j < CB; j++) {
                         const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * m;
-                        t[gg][j] = qgemv_dpbusd_bcst_512(t[gg][j], dec->u[h][f][m], x);
+                        t[gg][j] = qgemv_dpbusd_bcst_512(t[gg][j], u, x);
                     }
                 }
             }
-            const __m512i sp = x16_pairs16_i8(_mm_loadu_si128((const __m128i *)(dec->sc + 32 * (4 * h + f))),
-                                              _mm_loadu_si128((const __m128i *)(dec->sc + 32 * (4 * h + f) + 16)));
+            /* lane r: the int16 pair (t_2i, t_2i+1) against (sc_r,2i, sc_r,2i+1), i = 4 h + f */
+            const __m512i sp = x16_pairs16_i8(_mm_loadu_si128((const __m128i *)(sc + 32 * (4 * h + f))),
+                                              _mm_loadu_si128((const __m128i *)(sc + 32 * (4 * h + f) + 16)));
             for (int j = 0; j < CB; j++)
                 isum[j] = _mm512_dpwssd_epi32(isum[j], _mm512_mask_mov_epi16(t[0][j], 0xaaaaaaaau, _mm512_slli_epi32(t[1][j], 16)), sp);
         }
-    x16_fold_512(acc, dec->d, y, ib, isum, CB);
+    x16_fold_512(acc, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d)), y, ib, isum, CB);
+}
+QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const uint8_t *a, int64_t act_stride,
+                                       const int CB, float *out, int64_t out_stride) {
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m512 acc[QGEMV_X16_COLS];
+    x16_columns_512(a, act_stride, CB, y, acc);
+    for (int64_t ib = 0; ib < nb; ib++) x16_superblock_q3_K(p + ib, NULL, y, ib, CB, acc);
+    x16_store_512(acc, CB, out, out_stride);
+}
+QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const x16_decoded_q3_K *dec, const block_q8_K *const *y, int64_t ib,
+                                             const int CB, __m512 *acc) {
+    x16_superblock_q3_K(dec->b, dec, y, ib, CB, acc);
 }
 
 /* iq4_xs: levels kvalues_iq4nl[q] + 128 in [1, 241] (one vpshufb per nibble vector), 8 groups per
