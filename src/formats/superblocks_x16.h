@@ -211,6 +211,21 @@ static inline __m512i x16_dot_pairs(const __m512i *pairs, int n, const void *wor
         s = _mm512_dpwssd_epi32(s, pairs[i], _mm512_set1_epi32((int)qgemv_k_word((const uint8_t *)words + 4 * i)));
     return s;
 }
+/* lane r: the int16 pairs (m_r,2k, m_r,2k+1) of 16 rows' minimums (bytes mn[16 s + r], s < 2 n) */
+static inline void x16_min_pairs(const uint8_t *mn, int n, __m512i *mpair) {
+    for (int k = 0; k < n; k++)
+        mpair[k] = x16_pairs16_u8(_mm_loadu_si128((const __m128i *)(mn + 32 * k)),
+                                  _mm_loadu_si128((const __m128i *)(mn + 32 * k + 16)));
+}
+/* q2_K's minimums, the high nibbles of its 16 scale bytes a row, as x16_min_pairs' 8 pairs */
+static inline void x16_min_pairs_q2_K(const uint8_t scales[256], __m512i mpair[8]) {
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    for (int i = 0; i < 8; i++) {
+        const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(scales + 32 * i)), 4), low4);
+        const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(scales + 32 * i + 16)), 4), low4);
+        mpair[i] = x16_pairs16_u8(m0, m1);
+    }
+}
 /* where a column's sub-block chains start, for levels stored as u = q + 2^shift: start[s] =
  * -2^shift bsum_s, so a chain of vpdpbusd ends at sum_{i in s} u_i p_i - 2^shift bsum_s = sum q p,
  * the offset gone without an instruction per row; s over 16-value sub-blocks (q3_K, q6_K) or,
@@ -289,12 +304,8 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
             uint8_t sc[128], mn[128];                                                           \
             x16_scales_mins(b->scales, sc, mn);                                                 \
             __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
-            __m512i mpair[4];   /* lane r: int16 (m_r,2k, m_r,2k+1) */                          \
-            for (int k = 0; k < 4; k++) {                                                       \
-                const __m128i m0 = _mm_loadu_si128((const __m128i *)(mn + 32 * k));             \
-                const __m128i m1 = _mm_loadu_si128((const __m128i *)(mn + 32 * k + 16));        \
-                mpair[k] = x16_pairs16_u8(m0, m1);                                              \
-            }                                                                                   \
+            __m512i mpair[4];                                                                   \
+            x16_min_pairs(mn, 4, mpair);                                                        \
             for (int j = 0; j < CB; j++) {                                                      \
                 uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */              \
                 _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));                     \
@@ -356,9 +367,7 @@ typedef struct {
 } x16_decoded_q5_K;
 QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x16_decoded_q5_K *dec) {
     x16_scales_mins(b->scales, dec->sc, dec->mn);
-    for (int k = 0; k < 4; k++)
-        dec->mpair[k] = x16_pairs16_u8(_mm_loadu_si128((const __m128i *)(dec->mn + 32 * k)),
-                                       _mm_loadu_si128((const __m128i *)(dec->mn + 32 * k + 16)));
+    x16_min_pairs(dec->mn, 4, dec->mpair);
     for (int c = 0; c < 4; c++)
         for (int k = 0; k < 8; k++) {
             QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);
@@ -522,13 +531,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
         const block_q2_Kx16 *b = p + ib;
         __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
         {
-            __m512i mpair[8];   /* lane r: int16 (m_r,2i, m_r,2i+1), the scales' high nibbles */
-            for (int i = 0; i < 8; i++) {
-                const __m128i low4 = _mm_set1_epi8(0x0f);
-                const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i)), 4), low4);
-                const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16)), 4), low4);
-                mpair[i] = x16_pairs16_u8(m0, m1);
-            }
+            __m512i mpair[8];
+            x16_min_pairs_q2_K(b->scales, mpair);
             for (int j = 0; j < CB; j++) {
                 isum[j] = _mm512_setzero_si512();
                 msum[j] = x16_dot_pairs(mpair, 8, y[j][ib].bsums);
@@ -580,12 +584,7 @@ typedef struct {
 } x16_decoded_q2_K;
 QGEMV_ALWAYS_INLINE void x16_decode_q2_K(const block_q2_Kx16 *b, const int W, x16_decoded_q2_K *dec) {
     const __m512i low2 = _mm512_set1_epi8(3);
-    for (int i = 0; i < 8; i++) {
-        const __m128i low4 = _mm_set1_epi8(0x0f);
-        const __m128i m0 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i)), 4), low4);
-        const __m128i m1 = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)(b->scales + 32 * i + 16)), 4), low4);
-        dec->mpair[i] = x16_pairs16_u8(m0, m1);
-    }
+    x16_min_pairs_q2_K(b->scales, dec->mpair);
     for (int h = 0; h < 2; h++)
         for (int f = 0; f < 4; f++)
             for (int gg = 0; gg < 2; gg++) {
