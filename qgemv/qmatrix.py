@@ -350,9 +350,11 @@ class QMatrix:
                 # src/formats/q32_x8.h), and nvfp4 and q1_0, whose tiles prepare a column's scales
                 # (q1_0: and activations) once for 16 rows (src/formats/fp4_bits.h; q1_0 57344 x
                 # 8192, 1 / 2 threads: 14.4 -> 11.9 / 7.1 -> 5.9 ms, AVX2 18.6 -> 13.9 / 8.6 -> 6.9).
-                # Elsewhere (an Intel Xeon) the tiles' 4 rows a block, each prefetched ahead in
-                # software, beat one row after another: f32 and bf16 1.08-1.28x in and out of cache
-                # (14336 x 4096, 2 threads: 8.7 -> 7.6 ms, 5.2-5.4 -> 4.2), f16 and q2_0 even.
+                # Elsewhere (an Intel Xeon) the tiles, whose rows ask for their lines ahead in
+                # software, beat one row after another unprefetched: f32's 4 rows a block 1.08-1.28x
+                # in and out of cache (14336 x 4096, 2 threads: 8.7 -> 7.6 ms), f16's and bf16's
+                # rows one at a time, prefetching, 1.1-1.2x out of cache (src/formats/elements.h),
+                # q2_0 even.
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
                 # bf16 batches take their packed columns (exact fmas) where _dispatch.bf16_fma says
