@@ -82,9 +82,8 @@
  * (qgemv/_dispatch.py), because CPUs disagree: an Intel Xeon's prefetcher left the single
  * column waiting on memory, a Zen 4's streams the panels faster alone (superblocks_x16.h and
  * q32_x8.h have the figures).  src/kernels.c defines the flag, one per variant. */
-/* A single column's 16-row panels ask for their far lines QGEMV_PANEL_AHEAD on: nearer than
- * the rows' QGEMV_STREAM_AHEAD, each line's hint coming later in a panel block's pass (Intel
- * Xeon, C harness on huge pages, 14336 x 4096 rotated through 470 MiB, 3072 against 4096, 1 / 2
+/* A single column's 16-row panels ask for their far lines QGEMV_PANEL_AHEAD on, nearer than
+ * the rows' QGEMV_STREAM_AHEAD, which ran faster (Intel Xeon, C harness on huge pages, 14336 x 4096 rotated through 470 MiB, 3072 against 4096, 1 / 2
  * threads: q6_K 15.2 -> 16.1 / 29.7 -> 31.8 GB/s, q3_K 13.8 -> 14.1 / 26.9 -> 27.9, q2_K 2
  * threads 24 -> 27, q4_K, q5_K and iq4_xs 1.01-1.04x, q8_0 even; the 8-row panels ran 4-7%
  * slower so and keep QGEMV_STREAM_AHEAD) */
