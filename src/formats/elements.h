@@ -156,6 +156,9 @@ typedef qgemv_fvec qgemv_vec_bf16;
 #define QGEMV_FLOAT_ACCS_bf16 2
 #define QGEMV_FLOAT_SPAN_OF(name, nv) ((nv) / 2)
 #endif
+/* whether a row of element type T asks for its lines ahead: the 16-bit ones (f16, bf16), where
+ * the CPU's prefetcher leaves a single column waiting (qgemv_prefetch_one_column) */
+#define QGEMV_FLOAT_ROW_HINTS(T) (sizeof(T) < 4 && qgemv_prefetch_one_column)
 /* one step of values at p into acc: both parts, in order */
 #define QGEMV_FLOAT_STEP_INTO(name, acc, x, y, p)                                          \
     for (int j_ = 0; j_ < 2; j_++)                                                         \
@@ -166,7 +169,7 @@ typedef qgemv_fvec qgemv_vec_bf16;
         qgemv_fvec acc_ = qgemv_fvec_zero();                                               \
         for (; i < nv_; i += QGEMV_STEP_##name) {                                          \
             /* bf16 in vdpbf16ps: each step's lines a stream ahead, as f16's spans below */ \
-            if (sizeof(T) < 4 && qgemv_prefetch_one_column)                                \
+            if (QGEMV_FLOAT_ROW_HINTS(T))                                                  \
                 QGEMV_PREFETCH_STREAM((x) + i, QGEMV_STEP_##name * (int64_t)sizeof(T));    \
             QGEMV_FLOAT_STEP_INTO(name, acc_, x, y, i);                                    \
         }                                                                                  \
@@ -178,11 +181,10 @@ typedef qgemv_fvec qgemv_vec_bf16;
             const int64_t n1_ = nv_ - c_ - span_ < span_ ? nv_ - c_ - span_ : span_;       \
             int64_t k_ = 0;                                                                \
             if (!QGEMV_FLOAT_HALVES) {   /* AVX-512: span c_, then c_ + span_: lines in order */ \
-                /* f16 and widened bf16: each span's lines a stream ahead as it starts, where \
-                 * the CPU's prefetcher leaves a single column waiting (qgemv_prefetch_one_column: \
+                /* each span's lines a stream ahead as it starts (QGEMV_FLOAT_ROW_HINTS:     \
                  * Intel Xeon, f16 14336 x 4096 out of cache, 1 / 2 threads 8.1 -> 6.8 / 3.9 -> \
                  * 3.5 ms, in cache even; both spans' lines at once ran 8% slower) */        \
-                const int hint_ = sizeof(T) < 4 && qgemv_prefetch_one_column;              \
+                const int hint_ = QGEMV_FLOAT_ROW_HINTS(T);                                \
                 if (hint_) QGEMV_PREFETCH_STREAM((x) + c_, span_ * (int64_t)sizeof(T));    \
                 for (; k_ < span_ && c_ + k_ < nv_; k_ += QGEMV_STEP_##name) QGEMV_FLOAT_STEP_INTO(name, acc0, x, y, c_ + k_); \
                 if (hint_) QGEMV_PREFETCH_STREAM((x) + c_ + span_, span_ * (int64_t)sizeof(T)); \
@@ -404,7 +406,7 @@ static inline unsigned qgemv_mxcsr_swap(unsigned csr) { (void)csr; return 0; }
          * vdpbf16ps where its rows prefetch (Intel Xeon, 14336 x 4096 out of cache, 1 / 2 \
          * threads, against 4 x 1 blocks: 7.5-7.8 -> 7.0-7.3 / 3.9 -> 3.4-3.6 ms, in cache \
          * even; f32's rows ran 3-8% slower so); else 4 x 1 blocks, 4 chains */            \
-        if (QGEMV_FLOAT_ACCS_##name == 2 || (sizeof(T) < 4 && qgemv_prefetch_one_column)) { \
+        if (QGEMV_FLOAT_ACCS_##name == 2 || QGEMV_FLOAT_ROW_HINTS(T)) {                    \
             one_column(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
         }                                                                                  \
         const int64_t passes = (ncols + QGEMV_FLOAT_CB - 1) / QGEMV_FLOAT_CB;              \
