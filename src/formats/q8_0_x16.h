@@ -59,7 +59,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const
                 QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * i, CB);
                 u[i] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b->qs + 64 * i)), flip);
             }
-            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+            const __m512 dw = x16_factors(b->d);
             for (int j = 0; j < CB; j++) {
                 const int8_t *aq = y[j][k0 + k].qs;
                 const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(dy[j][k]));

@@ -196,6 +196,10 @@ static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t 
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
+/* a panel block's 16 f16 factors (d or dmin) as float32, lane r: row r's */
+static inline __m512 x16_factors(const qgemv_half *f) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)f));
+}
 /* 16 rows' bytes a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane: vpdpwssd's operand */
 static inline __m512i x16_pairs16_u8(__m128i a, __m128i b) {
     return _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
@@ -328,8 +332,8 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
                     for (int k = 0; k < 8; k++) x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, h0, nh, y, ib, CB, t); \
                     for (int hh = 0; hh < nh; hh++) x16_k45_scale(sc + 32 * c + 16 * (h0 + hh), t[hh], CB, isum); \
                 }                                                                               \
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));        \
-            const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));  \
+            const __m512 d = x16_factors(b->d);                                                 \
+            const __m512 dmin = x16_factors(b->dmin);                                           \
             x16_fold_512(acc, d, y, ib, isum, CB);                                              \
             x16_fold_min_512(acc, dmin, y, ib, msum, CB);                                       \
         }                                                                                       \
@@ -373,8 +377,8 @@ QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x1
             QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);
             for (int half = 0; half < 2; half++) dec->u[c][half][k] = x16_k45_levels(b->qs, b->qh, c, k, half);
         }
-    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-    dec->dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
+    dec->d = x16_factors(b->d);
+    dec->dmin = x16_factors(b->dmin);
 }
 /* one pass of a decoded super-block ib against CB <= 8 columns (y[j]): acc[j] (in memory) gets
  * the pass's two fmas */
@@ -476,7 +480,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_d
                 isum[j] = _mm512_add_epi32(isum[j], _mm512_add_epi32(_mm512_mullo_epi32(t0[j], s0),
                                                                      _mm512_mullo_epi32(t1[j], s1)));
         }
-    x16_fold_512(acc, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d)), y, ib, isum, CB);
+    x16_fold_512(acc, x16_factors(b->d), y, ib, isum, CB);
 }
 QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const uint8_t *a, int64_t act_stride,
                                        const int CB, float *out, int64_t out_stride) {
@@ -564,8 +568,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
                     }
                 }
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-        const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
+        const __m512 d = x16_factors(b->d);
+        const __m512 dmin = x16_factors(b->dmin);
         x16_fold_512(acc, d, y, ib, isum, CB);
         x16_fold_min_512(acc, dmin, y, ib, msum, CB);
     }
@@ -596,8 +600,8 @@ QGEMV_ALWAYS_INLINE void x16_decode_q2_K(const block_q2_Kx16 *b, const int W, x1
                     dec->w[h][f][gg][kk] = x16_scaled_levels_q2_K(table, _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2));
                 }
             }
-    dec->d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
-    dec->dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->dmin));
+    dec->d = x16_factors(b->d);
+    dec->dmin = x16_factors(b->dmin);
 }
 QGEMV_ALWAYS_INLINE void x16_wide_group_q2_K(const x16_decoded_q2_K *dec, const block_q8_K *const *y, int64_t ib,
                                              const int CB, __m512 *acc) {
@@ -690,7 +694,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const x16_d
             for (int j = 0; j < CB; j++)
                 isum[j] = _mm512_dpwssd_epi32(isum[j], _mm512_mask_mov_epi16(t[0][j], 0xaaaaaaaau, _mm512_slli_epi32(t[1][j], 16)), sp);
         }
-    x16_fold_512(acc, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d)), y, ib, isum, CB);
+    x16_fold_512(acc, x16_factors(b->d), y, ib, isum, CB);
 }
 QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const uint8_t *a, int64_t act_stride,
                                        const int CB, float *out, int64_t out_stride) {
@@ -748,7 +752,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
             for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
         }
 #undef QGEMV_IQ4_XS_X16_SCALE
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        const __m512 d = x16_factors(b->d);
         x16_fold_512(acc, d, y, ib, isum, CB);
     }
     x16_store_512(acc, CB, out, out_stride);
@@ -928,7 +932,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
         for (int q = 0; q < 4; q++) {
             const block_tq2_0x16 *b = p + ib + q;
             x16_isums_tq2_0(b, y, ib + q, CB, isum);
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+            const __m512 d = x16_factors(b->d);
             for (int j = 0; j < CB; j++)
                 acc[j][q] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(y[j][ib + q].d)), _mm512_cvtepi32_ps(isum[j]),
                                             acc[j][q]);
@@ -938,7 +942,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
     for (; ib < nb; ib++) {
         const block_tq2_0x16 *b = p + ib;
         x16_isums_tq2_0(b, y, ib, CB, isum);
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b->d));
+        const __m512 d = x16_factors(b->d);
         for (int j = 0; j < CB; j++)
             res[j] = _mm512_add_ps(res[j], _mm512_mul_ps(_mm512_cvtepi32_ps(isum[j]), _mm512_mul_ps(d, _mm512_set1_ps(y[j][ib].d))));
     }
