@@ -113,10 +113,10 @@ dequant_stream: bool = choose_dequant_stream()
 
 # CPUs that run two fp32 fmas faster than one vdpbf16ps: an Intel Xeon (AMX, a KVM guest) runs
 # vdpbf16ps zmm at a quarter of fma zmm's rate (asm loop, 12 chains: 1.8 against 7.1 G/s), half
-# the products a second, so bf16
-# batches from 8 columns go through exact fmas (src/formats/elements.h: bf16_odd_even; 4096 x
-# 4096, 2 threads, batch 32 1.2-1.25x); a Zen 4 runs the two alike (its documented throughput:
-# one zmm a cycle each), where two fmas and a widening would cost twice one vdpbf16ps
+# the products a second, so bf16 batches from 8 columns go through exact fmas
+# (src/formats/elements.h: bf16_odd_even; 4096 x 4096, 2 threads, batch 32 1.2-1.25x); a Zen 4
+# runs the two alike (its documented throughput: one zmm a cycle each), where two fmas and a
+# widening would cost twice one vdpbf16ps
 _BF16_BY_FMA = ("GenuineIntel",)
 
 
