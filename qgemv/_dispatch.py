@@ -10,8 +10,10 @@ column streaming from memory asks for its lines ahead in software (``gemv_prefet
 panels, include/qgemv/simd.h; the formats without panels through the row tiles, which
 prefetch, rather than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1``
 forcing it; whether large dequantize outputs go out with non-temporal stores
-(``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and whether bf16 batches on the avx512bf16
-variant run vdpbf16ps's arithmetic as two fmas a pair (``bf16_fma``, ``QGEMV_BF16_FMA=0|1``).
+(``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); whether bf16 batches on the avx512bf16
+variant run vdpbf16ps's arithmetic as two fmas a pair (``bf16_fma``, ``QGEMV_BF16_FMA=0|1``);
+and whether batches may run on AMX tiles where the CPU and the OS offer them (``amx``,
+``QGEMV_AMX=0|1``).
 """
 from __future__ import annotations
 
@@ -131,3 +133,31 @@ def choose_bf16_fma(env: str | None = None, vendor: str | None = None) -> bool:
 
 #: whether bf16 batches run vdpbf16ps's arithmetic in fmas (speed only: same bits)
 bf16_fma: bool = choose_bf16_fma()
+
+
+def choose_amx(env: str | None = None) -> bool:
+    """Whether batches may run on AMX tiles (the same bits, src/formats/superblocks_x16.h): on
+    where this process may run AMX-INT8 (_kernels.amx_request: the CPU has it, Linux grants
+    it), unless ``env`` (QGEMV_AMX) is "0"; "1" where it may not is an error."""
+    forced = _forced("QGEMV_AMX", env)
+    if forced is False:
+        return False
+    if _kernels.amx_request():
+        return True
+    if forced:
+        raise RuntimeError("QGEMV_AMX=1: this CPU or OS offers no AMX-INT8 tiles")
+    return False
+
+
+#: whether batches may run on AMX tiles (speed only: same bits)
+amx: bool = choose_amx()
+_kernels.set_amx_tiles(amx)
+
+
+def set_amx(on: bool) -> None:
+    """Turn the AMX tile paths on or off (on only where choose_amx found the tiles granted)."""
+    global amx
+    if on and not _kernels.amx_request():
+        raise RuntimeError("this CPU or OS offers no AMX-INT8 tiles")
+    amx = bool(on)
+    _kernels.set_amx_tiles(amx)

@@ -53,6 +53,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         size_t packed_nbytes[QGEMV_N_TYPES]
         int packed_min_cols[QGEMV_N_TYPES]
         int *prefetch_one_column
+        int *amx_tiles
         qgemv_dot_f32_fn dot_f32
         qgemv_stream_f32_fn stream_f32
         qgemv_all_finite_fn all_finite
@@ -66,6 +67,7 @@ cdef extern from "qgemv/runtime.h" nogil:
     const qgemv_kernel_table *qgemv_table_for(const char *isa)
     int qgemv_cpu_runs(const char *isa)
     void qgemv_cpu_vendor(char *out)
+    int qgemv_amx_request()
 
 cdef extern from "qgemv_build_info.h":
     const char *QGEMV_ISAS        # compiled variants, comma separated

@@ -26,7 +26,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from qgemv._kernels cimport (
     QGEMV_N_TYPES, QGEMV_GRID8_COUNT, QGEMV_GRID8_KEYS, qgemv_grid8, QGEMV_ISAS, QGEMV_BUILD_INFO, qgemv_kernel_table, qgemv_table_for,
-    qgemv_cpu_runs, qgemv_cpu_vendor, qgemv_have_openmp, qgemv_omp_max_threads,
+    qgemv_amx_request, qgemv_cpu_runs, qgemv_cpu_vendor, qgemv_have_openmp, qgemv_omp_max_threads,
 )
 from qgemv._kernels cimport (
     kmask_iq2xs, ksigns_iq2xs, ksigns64, iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid,
@@ -67,6 +67,25 @@ def set_prefetch_one_column(bint on):
 def prefetch_one_column(str isa):
     """The variant's single-column panel prefetch (set_prefetch_one_column)."""
     return bool(_table(isa).prefetch_one_column[0])
+
+
+def amx_request():
+    """Whether this process may run AMX-INT8 tiles: the CPU has them and Linux grants their
+    state (include/qgemv/runtime.h: qgemv_amx_request; asking again is harmless)."""
+    return bool(qgemv_amx_request())
+
+
+def set_amx_tiles(bint on):
+    """Whether batches may run on AMX tiles, in every compiled variant (only the avx512bf16
+    variant, built with them, has any: include/qgemv/simd.h, QGEMV_AMX).  Speed only: results
+    never change.  Callers turn it on only after amx_request()."""
+    for isa in COMPILED_ISAS:
+        _table(isa).amx_tiles[0] = on
+
+
+def amx_tiles(str isa):
+    """The variant's AMX switch (set_amx_tiles)."""
+    return bool(_table(isa).amx_tiles[0])
 
 
 def openmp():

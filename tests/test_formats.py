@@ -115,6 +115,24 @@ def test_speed_policy_override_refuses_unknown(policy, env, monkeypatch):
         choose()
 
 
+def test_amx_policy_follows_what_the_os_grants(monkeypatch):
+    """AMX tiles run where _kernels.amx_request says the CPU has them and Linux grants them;
+    QGEMV_AMX=0 turns them off, =1 where they are not granted is an error, anything else too."""
+    for granted in (False, True):
+        monkeypatch.setattr(_kernels, "amx_request", lambda granted=granted: granted)
+        assert _dispatch.choose_amx("") is granted
+        assert _dispatch.choose_amx("0") is False
+        if granted:
+            assert _dispatch.choose_amx("1") is True
+        else:
+            with pytest.raises(RuntimeError, match="QGEMV_AMX"):
+                _dispatch.choose_amx("1")
+            with pytest.raises(RuntimeError, match="AMX"):
+                _dispatch.set_amx(True)
+        with pytest.raises(RuntimeError, match="QGEMV_AMX"):
+            _dispatch.choose_amx("yes")
+
+
 @pytest.mark.parametrize("offset", [0, 1, 5, 16])
 @pytest.mark.parametrize("fmt", ["q4_K", "q8_0", "f32"])
 def test_dequantize_streamed_gives_the_plain_stores_bits(fmt, offset, isa, monkeypatch):

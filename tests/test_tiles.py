@@ -725,3 +725,42 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
     with pytest.raises(ValueError, match="no interleaved layout"):
         _kernels.interleave(_dispatch.isa, _formats.BY_NAME["nvfp4"].id, 16, data, fmt.type_size, 256, panels,
                             fmt.type_size, 1)
+
+
+# the formats whose batches run on AMX tiles where the CPU has them (src/formats/superblocks_x16.h)
+AMX_FORMATS = [_formats.BY_NAME["q4_k"]]
+
+
+@pytest.mark.parametrize("fmt", AMX_FORMATS, ids=ids)
+@pytest.mark.parametrize("batch", [16, 17, 31, 32, 40])
+@pytest.mark.parametrize("largest", [False, True])
+def test_amx_tiles_give_the_passes_bits(fmt, batch, largest, monkeypatch):
+    """On AMX, batches of 16 columns and more take each sub-block's integer sums from tdpbsud
+    (groups of up to 16 columns, near-equal); the same exact integers and fmas as the VNNI
+    passes: vec_dot's bits, with the tiles on or off, on any thread count; levels, scales and
+    minimums at their largest against activations of one sign too (the largest sums)."""
+    if not _kernels.amx_request() or "avx512bf16" not in _dispatch.runnable():
+        pytest.skip("this CPU or OS offers no AMX-INT8 tiles")
+    rows, cols = 40, 3 * 256
+    if largest:
+        blocks = np.full((rows, cols // fmt.block_size, fmt.type_size), 0xFF, np.uint8)
+        blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)   # finite d and dmin
+        m = QMatrix(blocks.reshape(rows, -1), fmt.name, (rows, cols))
+        x = np.full((batch, cols), 3.0, np.float32) * np.linspace(1, 2, batch, dtype=np.float32)[:, None]
+    else:
+        m = QMatrix(random_blocks(fmt.name, rows, cols, seed=batch, moderate=True), fmt.name, (rows, cols))
+        x = np.random.default_rng(batch).standard_normal((batch, cols)).astype(np.float32)
+    monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
+    afmt = _formats.BY_NAME[fmt.act.lower()]
+    xq = np.empty((batch, afmt.row_nbytes(cols)), np.uint8)
+    _kernels.quantize_activations("avx512bf16", afmt.id, x, xq)
+    want = _per_row(m, xq)
+    try:
+        for amx in (True, False):
+            _kernels.set_amx_tiles(amx)
+            for n_threads in (1, 2):
+                got = np.full((rows, batch), np.nan, np.float32)
+                _matmul_panels(m, xq, got, n_threads)
+                np.testing.assert_array_equal(got, want, err_msg=f"amx {amx}, {n_threads} threads")
+    finally:
+        _kernels.set_amx_tiles(_dispatch.amx)

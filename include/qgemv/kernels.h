@@ -94,6 +94,8 @@ typedef struct {
     int packed_min_cols[QGEMV_N_TYPES];                 /* the smallest batch that takes it */
     int *prefetch_one_column;                           /* 1: a single column's panel passes prefetch
                                                          * (simd.h: QGEMV_PREFETCH_PASS_LINE) */
+    int *amx_tiles;                                     /* 1: batches may run on AMX tiles (simd.h:
+                                                         * QGEMV_AMX; 0 where the variant has none) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_stream_f32_fn stream_f32;
     qgemv_all_finite_fn all_finite;

@@ -99,6 +99,16 @@
         if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, ahead, ncols); \
     } while (0)
 
+/* AMX (Intel, from Sapphire Rapids): the avx512bf16 variant builds its tile paths on Linux with
+ * GCC 11+ or clang 12+, as functions of their own target (QGEMV_AMX_TARGET), so nothing else in
+ * the variant may use AMX; whether they run is chosen at import (qgemv/_dispatch.py: amx), after
+ * Linux has granted the process the tile state (runtime.h: qgemv_amx_request). */
+#if defined(QGEMV_AVX512_BF16) && defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#define QGEMV_AMX 1
+#define QGEMV_AMX_TARGET __attribute__((target("amx-tile,amx-int8")))
+#endif
+
 #if defined(QGEMV_AVX2)
 
 /* sum of the 8 lanes */
