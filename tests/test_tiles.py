@@ -732,13 +732,14 @@ AMX_FORMATS = [_formats.BY_NAME["q4_k"]]
 
 
 @pytest.mark.parametrize("fmt", AMX_FORMATS, ids=ids)
-@pytest.mark.parametrize("batch", [16, 17, 31, 32, 40])
+@pytest.mark.parametrize("batch", [12, 16, 17, 31, 32, 40, 64, 70])
 @pytest.mark.parametrize("largest", [False, True])
 def test_amx_tiles_give_the_passes_bits(fmt, batch, largest, monkeypatch):
-    """On AMX, batches of 16 columns and more take each sub-block's integer sums from tdpbsud
-    (groups of up to 16 columns, near-equal); the same exact integers and fmas as the VNNI
-    passes: vec_dot's bits, with the tiles on or off, on any thread count; levels, scales and
-    minimums at their largest against activations of one sign too (the largest sums)."""
+    """On AMX, batches of 12 columns and more take a super-block's integer sums from tdpbsud
+    (chunks of 64 columns, groups of up to 16, the last overlapping the one before); the same
+    exact integers and fmas as the VNNI passes: vec_dot's bits, with the tiles on or off, on any
+    thread count; levels, scales and minimums at their largest against activations of one sign
+    too (the largest sums)."""
     if not _kernels.amx_request() or "avx512bf16" not in _dispatch.runnable():
         pytest.skip("this CPU or OS offers no AMX-INT8 tiles")
     rows, cols = 40, 3 * 256

@@ -101,7 +101,8 @@ static inline void qgemv_cpu_vendor(char out[13]) {
 }
 
 /* 1 if this process may run AMX-INT8 tiles, asking Linux for them (once a process is enough):
- * the CPU has AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), the OS saves the tile state
+ * the CPU has AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25) and AVX512_VBMI (ECX bit 1: the
+ * tile paths' byte permutes; every AMX CPU so far has it), the OS saves the tile state
  * (XCR0 bits 17, 18), and arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) grants it; 0
  * elsewhere (other OSes, compilers without the intrinsics: simd.h's QGEMV_AMX) */
 #if defined(QGEMV_X86) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
@@ -110,7 +111,7 @@ static inline void qgemv_cpu_vendor(char out[13]) {
 static inline int qgemv_amx_request(void) {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1u)) return 0;   /* OSXSAVE: xgetbv runs */
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d >> 24 & 1u) || !(d >> 25 & 1u)) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d >> 24 & 1u) || !(d >> 25 & 1u) || !(c >> 1 & 1u)) return 0;
     unsigned lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     if ((lo & 0x60000u) != 0x60000u) return 0;

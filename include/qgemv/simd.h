@@ -106,7 +106,7 @@
 #if defined(QGEMV_AVX512_BF16) && defined(__linux__) && \
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
 #define QGEMV_AMX 1
-#define QGEMV_AMX_TARGET __attribute__((target("amx-tile,amx-int8")))
+#define QGEMV_AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512vbmi")))
 #endif
 
 #if defined(QGEMV_AVX2)

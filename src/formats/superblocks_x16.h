@@ -973,124 +973,147 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 #endif
 /* ---------------------------------------------------------------- AMX tiles (Intel) */
 /* On CPUs with AMX-INT8 (qgemv_amx_tiles: qgemv/_dispatch.py, amx), q4_K batches of
- * QGEMV_X16_AMX_MIN_COLS columns and more take each sub-block's integer sums for 16 rows x up to
- * 16 columns from one tdpbsud: C[j][r] = sum_{i in s} p_ji u_ri, the column's int8 activations
- * (tile A: a row per column, its q8_K values as stored, act_stride apart) against the rows'
- * levels (tile B: 4 values of each of the 16 rows a dword, vpdpbusd's layout, which is the
- * panels' own: the low or high nibbles of 8 level lines).  Then, as the passes: isum_r += sc_rs
- * C[j][r] (vpmulld), the minimums' sums, and the two fmas: the same exact integers, the same
- * bits.  A tdpbsud does 16 x 16 x 32 products where vpdpbusd does 16 x 4.  C harness, Intel
- * Xeon (AMX), 4096 x 4096, 1 thread, batch 32: 2.9-3.6 -> 2.3-2.45 ms; through QMatrix, 2
- * threads, batch 16 / 32 1.15-1.17x / 1.22-1.23x faster, batch 8 0.94x (so from 16). */
+ * QGEMV_X16_AMX_MIN_COLS columns and more take a super-block's integer sums for 16 rows x up to
+ * 16 columns from tdpbsud, 16 x 16 x 64 products an instruction (vpdpbusd: 16 x 4): tile A
+ * holds a column per row, 64 of its int8 activations as stored (act_stride apart); tile B 16
+ * rows of 64 bytes, row k values 4 k .. 4 k + 3 of each panel row, a dword per row (vpdpbusd's
+ * layout, the panels' own).  tdpbsud adds into C[j][r] sum_k p_jk B_kr, so the rows' scales
+ * must be in B: a scale sc (6 bits) is 8 sc_hi + sc_lo (3 bits each), u sc_lo and u sc_hi fit
+ * a byte (<= 105), and three tiles sum a whole super-block, exactly:
+ *     C_lo = sum_i p_i u_i sc_lo,  C_hi = sum_i p_i u_i sc_hi,  C_m = sum_i p_i m_s(i),
+ *     isum = 8 C_hi + C_lo,  msum = C_m  (the passes' sum_s sc_s sum u p and sum_s m_s bsum_s),
+ * then the passes' two fmas: the same exact integers, the same fmas, the same bits.  The scaled
+ * levels come from a 128-byte table, u f at 16 f + u (vpermt2b), once per super-block for every
+ * group of columns.  C harness, Intel Xeon (AMX), 4096 x 4096, 1 thread, VNNI passes -> tiles:
+ * batch 32 2.5-3.6 -> 1.67-1.8 ms (each sub-block's sums from its own tile, scaled by vpmulld
+ * after a tile store: 2.3-2.45); through QMatrix, 1 / 2 threads, batch 16 1.34 / 1.33x, 32 1.64 /
+ * 1.60x, 64 1.75x.  A group costs the tiles about the same for 4 columns as for 16 (0.78-0.95 ms
+ * a batch, 1 thread), so from 12 columns on (12: 0.94-1.05 -> 0.86-0.89 ms; 8: 0.72-0.75 ->
+ * 0.81-0.95). */
 #if defined(QGEMV_AMX)
-#define QGEMV_X16_AMX_MIN_COLS 16
+#define QGEMV_X16_AMX_MIN_COLS 12
 /* ldtilecfg's 64 bytes */
 typedef struct {
     uint8_t palette, start_row, reserved[14];
     uint16_t colsb[16];
     uint8_t rows[16];
 } qgemv_tile_config;
-/* tiles 0-3: the sums of 4 sub-blocks (G rows, the columns, of 16 int32, the panel's rows);
- * 4, 5: the G columns' 32 activations of a sub-block; 6, 7: its levels, 8 dwords x 16 rows */
+/* tiles 0, 1, 2: C_lo, C_hi, C_m (G rows, the columns, of 16 int32, the panel's rows); 3, 7:
+ * the G columns' 64 activations (two, in turn); 4, 5, 6: B of C_lo, C_hi and C_m (16 x 64) */
 QGEMV_AMX_TARGET static void x16_amx_configure(int G) {
     qgemv_tile_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     for (int t = 0; t < 8; t++) {
-        cfg.rows[t] = (uint8_t)(t < 6 ? G : 8);
-        cfg.colsb[t] = (uint16_t)(t == 4 || t == 5 ? 32 : 64);
+        cfg.rows[t] = (uint8_t)(t == 4 || t == 5 || t == 6 ? 16 : G);
+        cfg.colsb[t] = 64;
     }
     _tile_loadconfig(&cfg);
 }
-/* sub-block s of a super-block into sum tile c: activations (column 0's q8_K values of
- * sub-block s at qa, the others act_stride on) against its levels (lev, 8 x 64 bytes) */
-#define X16_AMX_SUB_BLOCK(c, ta, tb, qa, lev, act_stride)                                       \
-    do {                                                                                         \
-        _tile_zero(c);                                                                           \
-        _tile_loadd(ta, qa, act_stride);                                                         \
-        _tile_loadd(tb, lev, 64);                                                                \
-        _tile_dpbsud(c, ta, tb);                                                                 \
-    } while (0)
-/* super-block b's levels as 8 sub-blocks of tile B (lev[s], 8 rows of 64 bytes: row k holds
- * values 4 k .. 4 k + 3 of sub-block s, a dword per panel row): qs group 8 c + k's low nibbles
- * are sub-block 2 c's, its high ones 2 c + 1's */
-static inline void x16_amx_levels_q4_K(const block_q4_Kx16 *b, uint8_t lev[8][8][64]) {
-    for (int c = 0; c < 4; c++)
+/* u f for f < 8 and u < 16, at 16 f + u */
+#define X16_AMX_TIMES(f) 0 * f, 1 * f, 2 * f, 3 * f, 4 * f, 5 * f, 6 * f, 7 * f, 8 * f, 9 * f, 10 * f, 11 * f, \
+    12 * f, 13 * f, 14 * f, 15 * f
+static const uint8_t x16_amx_times[128] = {X16_AMX_TIMES(0), X16_AMX_TIMES(1), X16_AMX_TIMES(2), X16_AMX_TIMES(3),
+                                           X16_AMX_TIMES(4), X16_AMX_TIMES(5), X16_AMX_TIMES(6), X16_AMX_TIMES(7)};
+/* the B tiles of q4_K super-block b, values 64 c .. 64 c + 63 (sub-blocks 2 c, 2 c + 1) in each
+ * lo[c], hi[c], mins[c]: the levels times sc_lo, times sc_hi, and the rows' minimums */
+QGEMV_AMX_TARGET static inline void x16_amx_operands_q4_K(const block_q4_Kx16 *b, uint8_t lo[4][16][64],
+                                                          uint8_t hi[4][16][64], uint8_t mins[4][16][64]) {
+    uint8_t sc[128], mn[128];
+    x16_scales_mins(b->scales, sc, mn);
+    /* byte 4 r + i <- byte r: a row's scale in each byte of its dword */
+    const __m512i spread = _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
+                                            0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
+                                            0x03030303, 0x02020202, 0x01010101, 0x00000000);
+    const __m512i t0 = _mm512_loadu_si512((const void *)x16_amx_times), t1 = _mm512_loadu_si512((const void *)(x16_amx_times + 64));
+    const __m512i nibble = _mm512_set1_epi8(0x0f), f3 = _mm512_set1_epi8(0x70);
+    for (int s = 0; s < 8; s++) {
+        const __m512i scs = _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(sc + 16 * s))));
+        const __m512i flo = _mm512_and_si512(_mm512_slli_epi32(scs, 4), f3);   /* 16 sc_lo: bits 0-2 -> 4-6 */
+        const __m512i fhi = _mm512_and_si512(_mm512_slli_epi32(scs, 1), f3);   /* 16 sc_hi: bits 3-5 -> 4-6 */
+        const __m512i m = _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(mn + 16 * s))));
+        const int c = s / 2, half = s % 2;   /* qs group 8 c + k: sub-block 2 c low nibbles, 2 c + 1 high */
         for (int k = 0; k < 8; k++) {
             const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * c + k)));
-            _mm512_store_si512((void *)lev[2 * c][k], _mm512_and_si512(v, _mm512_set1_epi8(0x0f)));
-            _mm512_store_si512((void *)lev[2 * c + 1][k], _mm512_and_si512(_mm512_srli_epi32(v, 4), _mm512_set1_epi8(0x0f)));
-        }
-}
-/* the 8 sub-blocks' C[j][r] of a super-block into sums[s] (qa: column 0's q8_K values of it) */
-QGEMV_AMX_TARGET static inline void x16_amx_sums(const uint8_t *qa, int64_t act_stride, uint8_t lev[8][8][64],
-                                                 int32_t sums[8][16][16]) {
-    for (int h = 0; h < 8; h += 4) {     /* sub-blocks h .. h + 3 */
-        X16_AMX_SUB_BLOCK(0, 4, 6, qa + 32 * (h + 0), lev[h + 0], act_stride);
-        X16_AMX_SUB_BLOCK(1, 5, 7, qa + 32 * (h + 1), lev[h + 1], act_stride);
-        X16_AMX_SUB_BLOCK(2, 4, 6, qa + 32 * (h + 2), lev[h + 2], act_stride);
-        X16_AMX_SUB_BLOCK(3, 5, 7, qa + 32 * (h + 3), lev[h + 3], act_stride);
-        _tile_stored(0, sums[h + 0], 64);
-        _tile_stored(1, sums[h + 1], 64);
-        _tile_stored(2, sums[h + 2], 64);
-        _tile_stored(3, sums[h + 3], 64);
-    }
-}
-/* a panel of q4_K against G <= 16 columns (y[j]: column j's q8_K blocks), out[r * out_stride + j].
- * The tiles take super-block ib + 1's sums before the vector units scale and fold ib's (double
- * buffers), which measured even with the plain order: the two do not overlap yet */
-QGEMV_AMX_TARGET static void x16_amx_group_q4_K(int64_t nb, const block_q4_Kx16 *p, const uint8_t *a,
-                                                int64_t act_stride, const int G, float *out, int64_t out_stride) {
-    const block_q8_K *y[16];
-    __m512 acc[16];
-    x16_columns_512(a, act_stride, G, y, acc);
-    _Alignas(64) uint8_t lev[2][8][8][64];
-    _Alignas(64) int32_t sums[2][8][16][16];
-    if (nb > 0) {
-        x16_amx_levels_q4_K(p, lev[0]);
-        x16_amx_sums((const uint8_t *)y[0][0].qs, act_stride, lev[0], sums[0]);
-    }
-    for (int64_t ib = 0; ib < nb; ib++) {
-        if (ib + 1 < nb) {
-            x16_amx_levels_q4_K(p + ib + 1, lev[(ib + 1) & 1]);
-            x16_amx_sums((const uint8_t *)y[0][ib + 1].qs, act_stride, lev[(ib + 1) & 1], sums[(ib + 1) & 1]);
-        }
-        const block_q4_Kx16 *b = p + ib;
-        uint8_t sc[128], mn[128];
-        x16_scales_mins(b->scales, sc, mn);
-        __m512i isum[16];
-        for (int j = 0; j < G; j++) isum[j] = _mm512_setzero_si512();
-        for (int s = 0; s < 8; s++) {
-            const __m512i scale = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(sc + 16 * s)));
-            for (int j = 0; j < G; j++)
-                isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(_mm512_load_si512((const void *)sums[ib & 1][s][j]), scale));
-        }
-        __m512i mpair[4];
-        x16_min_pairs(mn, 4, mpair);
-        const __m512 d = x16_factors(b->d), dmin = x16_factors(b->dmin);
-        for (int j = 0; j < G; j++) {        /* the passes' two fmas, column by column */
-            uint8_t bp[16];
-            _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));
-            const __m512i msum = x16_dot_pairs(mpair, 4, bp);
-            x16_fold_512(acc + j, d, y + j, ib, isum + j, 1);
-            x16_fold_min_512(acc + j, dmin, y + j, ib, &msum, 1);
+            const __m512i u = half ? _mm512_srli_epi32(v, 4) : v;
+            /* (u & 0x0f) | 16 f: the table's index */
+            const __m512i ilo = _mm512_ternarylogic_epi32(u, nibble, flo, 0xEA);
+            const __m512i ihi = _mm512_ternarylogic_epi32(u, nibble, fhi, 0xEA);
+            _mm512_store_si512((void *)lo[c][8 * half + k], _mm512_permutex2var_epi8(t0, ilo, t1));
+            _mm512_store_si512((void *)hi[c][8 * half + k], _mm512_permutex2var_epi8(t0, ihi, t1));
+            _mm512_store_si512((void *)mins[c][8 * half + k], m);
         }
     }
-    x16_store_512(acc, G, out, out_stride);
 }
-/* panel_tile_q4_K on AMX: every panel against the columns in near-equal groups of up to 16 */
+/* values 64 c ..: tile A (ta) from the columns' activations, and the three products */
+#define X16_AMX_STEP(ta, c, qa, act_stride, lo, hi, mins)                                       \
+    do {                                                                                         \
+        _tile_loadd(ta, (qa) + 64 * (c), act_stride);                                           \
+        _tile_loadd(4, lo[c], 64);                                                               \
+        _tile_loadd(5, hi[c], 64);                                                               \
+        _tile_loadd(6, mins[c], 64);                                                             \
+        _tile_dpbsud(0, ta, 4);                                                                  \
+        _tile_dpbsud(1, ta, 5);                                                                  \
+        _tile_dpbsud(2, ta, 6);                                                                  \
+    } while (0)
+/* super-block ib of panel block b against G columns (column j's q8_K blocks at a + j act_stride):
+ * acc[j] (lane r: panel row r) gets the passes' two fmas */
+QGEMV_AMX_TARGET static inline void x16_amx_group_q4_K(const block_q4_Kx16 *b, int64_t ib, const uint8_t *a,
+                                                       int64_t act_stride, const int G, uint8_t lo[4][16][64],
+                                                       uint8_t hi[4][16][64], uint8_t mins[4][16][64], float acc[16][16]) {
+    const uint8_t *qa = a + ib * (int64_t)sizeof(block_q8_K) + offsetof(block_q8_K, qs);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    X16_AMX_STEP(3, 0, qa, act_stride, lo, hi, mins);
+    X16_AMX_STEP(7, 1, qa, act_stride, lo, hi, mins);
+    X16_AMX_STEP(3, 2, qa, act_stride, lo, hi, mins);
+    X16_AMX_STEP(7, 3, qa, act_stride, lo, hi, mins);
+    _Alignas(64) int32_t sums[3][16][16];   /* C_lo, C_hi, C_m */
+    _tile_stored(0, sums[0], 64);
+    _tile_stored(1, sums[1], 64);
+    _tile_stored(2, sums[2], 64);
+    const __m512 d = x16_factors(b->d), dmin = x16_factors(b->dmin);
+    for (int j = 0; j < G; j++) {
+        const block_q8_K *y = (const block_q8_K *)(a + j * act_stride);
+        const __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[1][j]), 3),
+                                              _mm512_load_si512((const void *)sums[0][j]));
+        const __m512i msum = _mm512_load_si512((const void *)sums[2][j]);
+        __m512 s = _mm512_load_ps(acc[j]);
+        x16_fold_512(&s, d, &y, ib, &isum, 1);
+        x16_fold_min_512(&s, dmin, &y, ib, &msum, 1);
+        _mm512_store_ps(acc[j], s);
+    }
+}
+/* panel_tile_q4_K on AMX: columns in chunks of up to 64, each in groups of G <= 16 (the last
+ * group ends at the chunk's end, overlapping the one before: its columns' sums again, the same
+ * bits), every group of a panel block against its B tiles, made once */
 QGEMV_AMX_TARGET static void x16_amx_tile_q4_K(int64_t n, const void *restrict panels, int64_t panel_stride,
                                                int64_t npanels, const void *restrict a, int64_t act_stride,
                                                int64_t ncols, float *restrict out, int64_t out_stride) {
-    const int64_t groups = (ncols + 15) / 16;
+    _Alignas(64) uint8_t lo[4][16][64], hi[4][16][64], mins[4][16][64];
+    _Alignas(64) float acc[4][16][16];
     int configured = 0;
-    for (int64_t g = 0; g < groups; g++) {
-        const int64_t c0 = g * ncols / groups, G = (g + 1) * ncols / groups - c0;
-        if (G != configured) x16_amx_configure((int)(configured = (int)G));
-        for (int64_t i = 0; i < npanels; i++)
-            x16_amx_group_q4_K(n / QK_K, (const block_q4_Kx16 *)((const uint8_t *)panels + i * panel_stride),
-                               (const uint8_t *)a + c0 * act_stride, act_stride, (int)G,
-                               out + 16 * i * out_stride + c0, out_stride);
+    for (int64_t c0 = 0; c0 < ncols; c0 += 64) {
+        const int64_t w = ncols - c0 < 64 ? ncols - c0 : 64, groups = (w + 15) / 16, G = (w + groups - 1) / groups;
+        if (G != configured) x16_amx_configure(configured = (int)G);
+        for (int64_t i = 0; i < npanels; i++) {
+            const block_q4_Kx16 *p = (const block_q4_Kx16 *)((const uint8_t *)panels + i * panel_stride);
+            memset(acc, 0, sizeof acc);
+            for (int64_t ib = 0; ib < n / QK_K; ib++) {
+                x16_amx_operands_q4_K(p + ib, lo, hi, mins);
+                for (int64_t g = 0; g < groups; g++) {
+                    const int64_t cg = g + 1 < groups ? g * G : w - G;
+                    x16_amx_group_q4_K(p + ib, ib, (const uint8_t *)a + (c0 + cg) * act_stride, act_stride, (int)G,
+                                       lo, hi, mins, acc[g]);
+                }
+            }
+            for (int64_t g = 0; g < groups; g++) {
+                const int64_t cg = g + 1 < groups ? g * G : w - G;
+                for (int64_t j = 0; j < G; j++)
+                    for (int r = 0; r < 16; r++) out[(16 * i + r) * out_stride + c0 + cg + j] = acc[g][j][r];
+            }
+        }
     }
     _tile_release();
 }
