@@ -728,7 +728,7 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
 
 
 # the formats whose batches run on AMX tiles where the CPU has them (src/formats/superblocks_x16.h)
-AMX_FORMATS = [_formats.BY_NAME["q4_k"]]
+AMX_FORMATS = [_formats.BY_NAME["q4_k"], _formats.BY_NAME["q5_k"]]
 
 
 @pytest.mark.parametrize("fmt", AMX_FORMATS, ids=ids)

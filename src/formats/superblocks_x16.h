@@ -972,7 +972,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 #define QGEMV_X16_CASES(cols, ...) QGEMV_X16_CASES_(cols, __VA_ARGS__)
 #endif
 /* ---------------------------------------------------------------- AMX tiles (Intel) */
-/* On CPUs with AMX-INT8 (qgemv_amx_tiles: qgemv/_dispatch.py, amx), q4_K batches of
+/* On CPUs with AMX-INT8 (qgemv_amx_tiles: qgemv/_dispatch.py, amx), q4_K and q5_K batches of
  * QGEMV_X16_AMX_MIN_COLS columns and more take a super-block's integer sums for 16 rows x up to
  * 16 columns from tdpbsud, 16 x 16 x 64 products an instruction (vpdpbusd: 16 x 4): tile A
  * holds a column per row, 64 of its int8 activations as stored (act_stride apart); tile B 16
@@ -989,7 +989,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
  * after a tile store: 2.3-2.45); through QMatrix, 1 / 2 threads, batch 16 1.34 / 1.33x, 32 1.64 /
  * 1.60x, 64 1.75x.  A group costs the tiles about the same for 4 columns as for 16 (0.78-0.95 ms
  * a batch, 1 thread), so from 12 columns on (12: 0.94-1.05 -> 0.86-0.89 ms; 8: 0.72-0.75 ->
- * 0.81-0.95). */
+ * 0.81-0.95).  q5_K's fifth bits take a fourth tile, C_5 = sum_i p_i b_i sc (isum = C_lo +
+ * 8 C_hi + 16 C_5), against its wide passes: batch 32 2.5 -> 1.95-2.05 ms (C harness), through
+ * QMatrix 1 / 2 threads batch 12 1.05x, 16 1.28 / 1.26x, 32 1.38 / 1.30x. */
 #if defined(QGEMV_AMX)
 #define QGEMV_X16_AMX_MIN_COLS 12
 /* ldtilecfg's 64 bytes */
@@ -998,14 +1000,15 @@ typedef struct {
     uint16_t colsb[16];
     uint8_t rows[16];
 } qgemv_tile_config;
-/* tiles 0, 1, 2: C_lo, C_hi, C_m (G rows, the columns, of 16 int32, the panel's rows); 3, 7:
- * the G columns' 64 activations (two, in turn); 4, 5, 6: B of C_lo, C_hi and C_m (16 x 64) */
+/* tiles 0, 1, 2: C_lo, C_hi, C_m; 3: q5_K's C_5, q4_K's second tile A (G rows, the columns, of
+ * 64 bytes: 16 int32 sums, one per panel row, or 64 activations); 4: tile A; 5, 6, 7: the B of
+ * C_lo, C_hi and C_m, then q5_K's B of C_5 in 5 (16 x 64 bytes) */
 QGEMV_AMX_TARGET static void x16_amx_configure(int G) {
     qgemv_tile_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     for (int t = 0; t < 8; t++) {
-        cfg.rows[t] = (uint8_t)(t == 4 || t == 5 || t == 6 ? 16 : G);
+        cfg.rows[t] = (uint8_t)(t >= 5 ? 16 : G);
         cfg.colsb[t] = 64;
     }
     _tile_loadconfig(&cfg);
@@ -1015,12 +1018,18 @@ QGEMV_AMX_TARGET static void x16_amx_configure(int G) {
     12 * f, 13 * f, 14 * f, 15 * f
 static const uint8_t x16_amx_times[128] = {X16_AMX_TIMES(0), X16_AMX_TIMES(1), X16_AMX_TIMES(2), X16_AMX_TIMES(3),
                                            X16_AMX_TIMES(4), X16_AMX_TIMES(5), X16_AMX_TIMES(6), X16_AMX_TIMES(7)};
-/* the B tiles of q4_K super-block b, values 64 c .. 64 c + 63 (sub-blocks 2 c, 2 c + 1) in each
- * lo[c], hi[c], mins[c]: the levels times sc_lo, times sc_hi, and the rows' minimums */
-QGEMV_AMX_TARGET static inline void x16_amx_operands_q4_K(const block_q4_Kx16 *b, uint8_t lo[4][16][64],
-                                                          uint8_t hi[4][16][64], uint8_t mins[4][16][64]) {
+/* a super-block's B tiles, values 64 c .. 64 c + 63 (sub-blocks 2 c, 2 c + 1) in each [c]: the
+ * levels' low 4 bits u times sc_lo and times sc_hi, the rows' minimums, and q5_K's fifth bits
+ * times sc (the levels u + 16 b: (u + 16 b) sc = u sc_lo + 8 u sc_hi + 16 b sc) */
+typedef struct {
+    _Alignas(64) uint8_t lo[4][16][64], hi[4][16][64], mins[4][16][64], fifth[4][16][64];
+} x16_amx_operands;
+/* the B tiles of a q4_K (qh NULL) or q5_K super-block's scales, levels qs and fifth bits qh
+ * (bit 2 c + half of qh line k's bytes: sub-block 2 c + half's, as x16_k45_step) */
+QGEMV_AMX_TARGET static inline void x16_amx_operands_k45(const uint8_t *scales, const uint8_t *qs, const uint8_t *qh,
+                                                         x16_amx_operands *o) {
     uint8_t sc[128], mn[128];
-    x16_scales_mins(b->scales, sc, mn);
+    x16_scales_mins(scales, sc, mn);
     /* byte 4 r + i <- byte r: a row's scale in each byte of its dword */
     const __m512i spread = _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
                                             0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
@@ -1034,50 +1043,70 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_q4_K(const block_q4_Kx16 *b
         const __m512i m = _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(mn + 16 * s))));
         const int c = s / 2, half = s % 2;   /* qs group 8 c + k: sub-block 2 c low nibbles, 2 c + 1 high */
         for (int k = 0; k < 8; k++) {
-            const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * c + k)));
+            const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
             const __m512i u = half ? _mm512_srli_epi32(v, 4) : v;
             /* (u & 0x0f) | 16 f: the table's index */
             const __m512i ilo = _mm512_ternarylogic_epi32(u, nibble, flo, 0xEA);
             const __m512i ihi = _mm512_ternarylogic_epi32(u, nibble, fhi, 0xEA);
-            _mm512_store_si512((void *)lo[c][8 * half + k], _mm512_permutex2var_epi8(t0, ilo, t1));
-            _mm512_store_si512((void *)hi[c][8 * half + k], _mm512_permutex2var_epi8(t0, ihi, t1));
-            _mm512_store_si512((void *)mins[c][8 * half + k], m);
+            _mm512_store_si512((void *)o->lo[c][8 * half + k], _mm512_permutex2var_epi8(t0, ilo, t1));
+            _mm512_store_si512((void *)o->hi[c][8 * half + k], _mm512_permutex2var_epi8(t0, ihi, t1));
+            _mm512_store_si512((void *)o->mins[c][8 * half + k], m);
+            if (qh) {
+                const __mmask64 b = _mm512_test_epi8_mask(_mm512_loadu_si512((const void *)(qh + 64 * k)),
+                                                          _mm512_set1_epi8((char)(1 << s)));
+                _mm512_store_si512((void *)o->fifth[c][8 * half + k], _mm512_maskz_mov_epi8(b, scs));
+            }
         }
     }
 }
-/* values 64 c ..: tile A (ta) from the columns' activations, and the three products */
-#define X16_AMX_STEP(ta, c, qa, act_stride, lo, hi, mins)                                       \
+/* values 64 c ..: tile A (ta) from the columns' activations, and the products into C_lo, C_hi,
+ * C_m and, with5, C_5 */
+#define X16_AMX_STEP(ta, c, qa, act_stride, o, with5)                                           \
     do {                                                                                         \
         _tile_loadd(ta, (qa) + 64 * (c), act_stride);                                           \
-        _tile_loadd(4, lo[c], 64);                                                               \
-        _tile_loadd(5, hi[c], 64);                                                               \
-        _tile_loadd(6, mins[c], 64);                                                             \
-        _tile_dpbsud(0, ta, 4);                                                                  \
-        _tile_dpbsud(1, ta, 5);                                                                  \
-        _tile_dpbsud(2, ta, 6);                                                                  \
+        _tile_loadd(5, (o)->lo[c], 64);                                                          \
+        _tile_loadd(6, (o)->hi[c], 64);                                                          \
+        _tile_loadd(7, (o)->mins[c], 64);                                                        \
+        _tile_dpbsud(0, ta, 5);                                                                  \
+        _tile_dpbsud(1, ta, 6);                                                                  \
+        _tile_dpbsud(2, ta, 7);                                                                  \
+        if (with5) {                                                                             \
+            _tile_loadd(5, (o)->fifth[c], 64);                                                   \
+            _tile_dpbsud(3, ta, 5);                                                              \
+        }                                                                                        \
     } while (0)
-/* super-block ib of panel block b against G columns (column j's q8_K blocks at a + j act_stride):
- * acc[j] (lane r: panel row r) gets the passes' two fmas */
-QGEMV_AMX_TARGET static inline void x16_amx_group_q4_K(const block_q4_Kx16 *b, int64_t ib, const uint8_t *a,
-                                                       int64_t act_stride, const int G, uint8_t lo[4][16][64],
-                                                       uint8_t hi[4][16][64], uint8_t mins[4][16][64], float acc[16][16]) {
+/* super-block ib (factors d, dmin) against G columns (column j's q8_K blocks at a + j
+ * act_stride): acc[j] (lane r: panel row r) gets the passes' two fmas */
+QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, const qgemv_half *dmq, int64_t ib,
+                                                      const uint8_t *a, int64_t act_stride, const int G,
+                                                      const x16_amx_operands *o, const int fifth, float acc[16][16]) {
     const uint8_t *qa = a + ib * (int64_t)sizeof(block_q8_K) + offsetof(block_q8_K, qs);
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
-    X16_AMX_STEP(3, 0, qa, act_stride, lo, hi, mins);
-    X16_AMX_STEP(7, 1, qa, act_stride, lo, hi, mins);
-    X16_AMX_STEP(3, 2, qa, act_stride, lo, hi, mins);
-    X16_AMX_STEP(7, 3, qa, act_stride, lo, hi, mins);
-    _Alignas(64) int32_t sums[3][16][16];   /* C_lo, C_hi, C_m */
+    if (fifth) {
+        _tile_zero(3);
+        X16_AMX_STEP(4, 0, qa, act_stride, o, 1);
+        X16_AMX_STEP(4, 1, qa, act_stride, o, 1);
+        X16_AMX_STEP(4, 2, qa, act_stride, o, 1);
+        X16_AMX_STEP(4, 3, qa, act_stride, o, 1);
+    } else {   /* tile 3 free: tile A in turns */
+        X16_AMX_STEP(3, 0, qa, act_stride, o, 0);
+        X16_AMX_STEP(4, 1, qa, act_stride, o, 0);
+        X16_AMX_STEP(3, 2, qa, act_stride, o, 0);
+        X16_AMX_STEP(4, 3, qa, act_stride, o, 0);
+    }
+    _Alignas(64) int32_t sums[4][16][16];   /* C_lo, C_hi, C_m, C_5 */
     _tile_stored(0, sums[0], 64);
     _tile_stored(1, sums[1], 64);
     _tile_stored(2, sums[2], 64);
-    const __m512 d = x16_factors(b->d), dmin = x16_factors(b->dmin);
+    if (fifth) _tile_stored(3, sums[3], 64);
+    const __m512 d = x16_factors(dq), dmin = x16_factors(dmq);
     for (int j = 0; j < G; j++) {
         const block_q8_K *y = (const block_q8_K *)(a + j * act_stride);
-        const __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[1][j]), 3),
-                                              _mm512_load_si512((const void *)sums[0][j]));
+        __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[1][j]), 3),
+                                        _mm512_load_si512((const void *)sums[0][j]));
+        if (fifth) isum = _mm512_add_epi32(isum, _mm512_slli_epi32(_mm512_load_si512((const void *)sums[3][j]), 4));
         const __m512i msum = _mm512_load_si512((const void *)sums[2][j]);
         __m512 s = _mm512_load_ps(acc[j]);
         x16_fold_512(&s, d, &y, ib, &isum, 1);
@@ -1085,47 +1114,53 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_q4_K(const block_q4_Kx16 *b, i
         _mm512_store_ps(acc[j], s);
     }
 }
-/* panel_tile_q4_K on AMX: columns in chunks of up to 64, each in groups of G <= 16 (the last
- * group ends at the chunk's end, overlapping the one before: its columns' sums again, the same
- * bits), every group of a panel block against its B tiles, made once */
-QGEMV_AMX_TARGET static void x16_amx_tile_q4_K(int64_t n, const void *restrict panels, int64_t panel_stride,
-                                               int64_t npanels, const void *restrict a, int64_t act_stride,
-                                               int64_t ncols, float *restrict out, int64_t out_stride) {
-    _Alignas(64) uint8_t lo[4][16][64], hi[4][16][64], mins[4][16][64];
-    _Alignas(64) float acc[4][16][16];
-    int configured = 0;
-    for (int64_t c0 = 0; c0 < ncols; c0 += 64) {
-        const int64_t w = ncols - c0 < 64 ? ncols - c0 : 64, groups = (w + 15) / 16, G = (w + groups - 1) / groups;
-        if (G != configured) x16_amx_configure(configured = (int)G);
-        for (int64_t i = 0; i < npanels; i++) {
-            const block_q4_Kx16 *p = (const block_q4_Kx16 *)((const uint8_t *)panels + i * panel_stride);
-            memset(acc, 0, sizeof acc);
-            for (int64_t ib = 0; ib < n / QK_K; ib++) {
-                x16_amx_operands_q4_K(p + ib, lo, hi, mins);
-                for (int64_t g = 0; g < groups; g++) {
-                    const int64_t cg = g + 1 < groups ? g * G : w - G;
-                    x16_amx_group_q4_K(p + ib, ib, (const uint8_t *)a + (c0 + cg) * act_stride, act_stride, (int)G,
-                                       lo, hi, mins, acc[g]);
-                }
-            }
-            for (int64_t g = 0; g < groups; g++) {
-                const int64_t cg = g + 1 < groups ? g * G : w - G;
-                for (int64_t j = 0; j < G; j++)
-                    for (int r = 0; r < 16; r++) out[(16 * i + r) * out_stride + c0 + cg + j] = acc[g][j][r];
-            }
-        }
+/* panel_tile_<name> on AMX (q4_K, q5_K): columns in chunks of up to 64, each in groups of G <= 16
+ * (the last group ends at the chunk's end, overlapping the one before: its columns' sums again,
+ * the same bits), every group of a panel block against its B tiles, made once */
+#define QGEMV_DEFINE_X16_AMX_TILE(name, HIGH_BIT)                                                \
+    QGEMV_AMX_TARGET static void x16_amx_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, \
+                                                     int64_t npanels, const void *restrict a, int64_t act_stride, \
+                                                     int64_t ncols, float *restrict out, int64_t out_stride) { \
+        x16_amx_operands o;                                                                     \
+        _Alignas(64) float acc[4][16][16];                                                      \
+        int configured = 0;                                                                     \
+        for (int64_t c0 = 0; c0 < ncols; c0 += 64) {                                            \
+            const int64_t w = ncols - c0 < 64 ? ncols - c0 : 64, groups = (w + 15) / 16, G = (w + groups - 1) / groups; \
+            if (G != configured) x16_amx_configure(configured = (int)G);                        \
+            for (int64_t i = 0; i < npanels; i++) {                                             \
+                const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
+                memset(acc, 0, sizeof acc);                                                     \
+                for (int64_t ib = 0; ib < n / QK_K; ib++) {                                     \
+                    x16_amx_operands_k45(p[ib].scales, p[ib].qs, HIGH_BIT(p[ib].qh +) 0, &o);   \
+                    for (int64_t g = 0; g < groups; g++) {                                      \
+                        const int64_t cg = g + 1 < groups ? g * G : w - G;                      \
+                        x16_amx_group_k45(p[ib].d, p[ib].dmin, ib, (const uint8_t *)a + (c0 + cg) * act_stride, \
+                                          act_stride, (int)G, &o, HIGH_BIT(1 ||) 0, acc[g]);    \
+                    }                                                                           \
+                }                                                                               \
+                for (int64_t g = 0; g < groups; g++) {                                          \
+                    const int64_t cg = g + 1 < groups ? g * G : w - G;                          \
+                    for (int64_t j = 0; j < G; j++)                                             \
+                        for (int r = 0; r < 16; r++) out[(16 * i + r) * out_stride + c0 + cg + j] = acc[g][j][r]; \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        _tile_release();                                                                        \
     }
-    _tile_release();
-}
+QGEMV_DEFINE_X16_AMX_TILE(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_X16_AMX_TILE(q5_K, QGEMV_K_HIGH_BIT)
 /* the formats' panel tiles ask first whether AMX takes the batch (1: done) */
 #define QGEMV_X16_AMX_TRY_q4_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q4_K(__VA_ARGS__), 1) : 0)
+#define QGEMV_X16_AMX_TRY_q5_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q5_K(__VA_ARGS__), 1) : 0)
 #else
 #define QGEMV_X16_AMX_TRY_q4_K(...) 0
+#define QGEMV_X16_AMX_TRY_q5_K(...) 0
 #endif
 #define QGEMV_X16_AMX_TRY_iq4_xs(...) 0
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
 #define QGEMV_X16_AMX_TRY_q2_K(...) 0
-#define QGEMV_X16_AMX_TRY_q5_K(...) 0
+#define QGEMV_X16_AMX_TRY_q3_K(...) 0
+#define QGEMV_X16_AMX_TRY_q6_K(...) 0
 #define QGEMV_X16_AMX_TRY_q8_0(...) 0
 
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
@@ -1176,6 +1211,8 @@ QGEMV_AMX_TARGET static void x16_amx_tile_q4_K(int64_t n, const void *restrict p
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
+        if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
+            return;                                                                             \
         for (int64_t i = 0; i < npanels; i++) {                                                 \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_WIDE_COLS) {                       \
