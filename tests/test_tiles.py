@@ -728,7 +728,7 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
 
 
 # the formats whose batches run on AMX tiles where the CPU has them (src/formats/superblocks_x16.h)
-AMX_FORMATS = [_formats.BY_NAME["q4_k"], _formats.BY_NAME["q5_k"]]
+AMX_FORMATS = [_formats.BY_NAME[name] for name in ("q4_k", "q5_k", "iq4_xs")]
 
 
 @pytest.mark.parametrize("fmt", AMX_FORMATS, ids=ids)
@@ -745,7 +745,11 @@ def test_amx_tiles_give_the_passes_bits(fmt, batch, largest, monkeypatch):
     rows, cols = 40, 3 * 256
     if largest:
         blocks = np.full((rows, cols // fmt.block_size, fmt.type_size), 0xFF, np.uint8)
-        blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)   # finite d and dmin
+        if fmt.name == "iq4_xs":   # d finite; every other row levels -127 at scale -32 (q ls 4064)
+            blocks[:, :, 0:2] = np.array([1e-3], np.float16).view(np.uint8)
+            blocks[1::2, :, 2:] = 0
+        else:   # finite d and dmin
+            blocks[:, :, 0:4] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)
         m = QMatrix(blocks.reshape(rows, -1), fmt.name, (rows, cols))
         x = np.full((batch, cols), 3.0, np.float32) * np.linspace(1, 2, batch, dtype=np.float32)[:, None]
     else:
