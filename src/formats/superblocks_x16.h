@@ -1114,14 +1114,15 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, cons
         _mm512_store_ps(acc[j], s);
     }
 }
-/* panel_tile_<name> on AMX (q4_K, q5_K): columns in chunks of up to 64, each in groups of G <= 16
- * (the last group ends at the chunk's end, overlapping the one before: its columns' sums again,
- * the same bits), every group of a panel block against its B tiles, made once */
-#define QGEMV_DEFINE_X16_AMX_TILE(name, HIGH_BIT)                                                \
+/* panel_tile_<name> on AMX: columns in chunks of up to 64, each in groups of G <= 16 (the last
+ * group ends at the chunk's end, overlapping the one before: its columns' sums again, the same
+ * bits), every group of a panel block against its B tiles (operands_type, made once by
+ * MAKE(b, &o)), GROUP(b, ib, columns, act_stride, G, &o, acc) for each */
+#define QGEMV_DEFINE_X16_AMX_TILE(name, operands_type)                              \
     QGEMV_AMX_TARGET static void x16_amx_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, \
                                                      int64_t npanels, const void *restrict a, int64_t act_stride, \
                                                      int64_t ncols, float *restrict out, int64_t out_stride) { \
-        x16_amx_operands o;                                                                     \
+        operands_type o;                                                                        \
         _Alignas(64) float acc[4][16][16];                                                      \
         int configured = 0;                                                                     \
         for (int64_t c0 = 0; c0 < ncols; c0 += 64) {                                            \
@@ -1131,11 +1132,11 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, cons
                 const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
                 memset(acc, 0, sizeof acc);                                                     \
                 for (int64_t ib = 0; ib < n / QK_K; ib++) {                                     \
-                    x16_amx_operands_k45(p[ib].scales, p[ib].qs, HIGH_BIT(p[ib].qh +) 0, &o);   \
+                    x16_amx_make_##name(p + ib, &o);                                            \
                     for (int64_t g = 0; g < groups; g++) {                                      \
                         const int64_t cg = g + 1 < groups ? g * G : w - G;                      \
-                        x16_amx_group_k45(p[ib].d, p[ib].dmin, ib, (const uint8_t *)a + (c0 + cg) * act_stride, \
-                                          act_stride, (int)G, &o, HIGH_BIT(1 ||) 0, acc[g]);    \
+                        x16_amx_group_##name(p + ib, ib, (const uint8_t *)a + (c0 + cg) * act_stride, act_stride, \
+                                             (int)G, &o, acc[g]);                                \
                     }                                                                           \
                 }                                                                               \
                 for (int64_t g = 0; g < groups; g++) {                                          \
@@ -1147,52 +1148,81 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, cons
         }                                                                                       \
         _tile_release();                                                                        \
     }
-QGEMV_DEFINE_X16_AMX_TILE(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_X16_AMX_TILE(q5_K, QGEMV_K_HIGH_BIT)
-/* iq4_xs: levels q = kvalues_iq4nl[idx] (int8) and per-sub-block scales ls - 32 (6 bits,
- * signed): the product q (ls - 32), in [-3937, 4064], is 64 H + L with H = its floor / 64 in
- * [-62, 63] (int8) and L its remainder in [0, 63], so two tiles sum a whole super-block:
+#define QGEMV_DEFINE_X16_AMX_FORMAT(name, operands_type, make, group_call)                       \
+    QGEMV_AMX_TARGET static inline void x16_amx_make_##name(const block_##name##x16 *b, operands_type *o) { make; } \
+    QGEMV_AMX_TARGET static inline void x16_amx_group_##name(const block_##name##x16 *b, int64_t ib, const uint8_t *a, \
+                                                             int64_t act_stride, int G, const operands_type *o, \
+                                                             float acc[16][16]) { group_call; }  \
+    QGEMV_DEFINE_X16_AMX_TILE(name, operands_type)
+/* iq4_xs and q6_K: signed levels q times signed scales sc per 32 (iq4_xs: ls - 32, 6 bits) or
+ * 16 values (q6_K: int8), |q sc| <= 4096, so the product is 64 H + L with H = its floor / 64
+ * in [-64, 64] (int8) and L its remainder in [0, 63], and two tiles sum a whole super-block:
  *     C_H = sum_i p_i H_i (tdpbssd),  C_L = sum_i p_i L_i (tdpbsud),  isum = 64 C_H + C_L,
- * the pass's sum_s (ls_s - 32) sum q p, exactly, then its one fma.  The products come from
- * 16-bit multiplies of the even and the odd bytes, once per super-block for every group of
- * columns.  Values 64 c .. of tile
- * B: row 8 h + k of sub-block 2 c + h is qs group 4 (2 c + h) + k's low nibbles (k < 4) or
- * group 4 (2 c + h) + k - 4's high ones (values 16 on).  C harness, Intel Xeon (AMX), 4096 x
- * 4096, 1 thread, batch 32: passes 2.5-2.7 -> tiles 1.74-1.75 ms (the products packed back to
- * bytes by vpmovwb: 2.18-2.3); through QMatrix, 1 / 2 threads, batch 12 0.98x, 16 1.08 / 1.10x,
- * 32 1.45 / 1.47x. */
+ * the passes' sum_s sc_s sum q p, exactly, then their one fma.  The products come from 16-bit
+ * multiplies of the even and the odd bytes, once per super-block for every group of columns.
+ * C harness, Intel Xeon (AMX), 4096 x 4096, 1 thread, batch 32: iq4_xs passes 2.5-2.7 -> tiles
+ * 1.74-1.9 ms (the products packed back to bytes by vpmovwb: 2.18-2.3), q6_K 3.0 -> 1.85-1.92;
+ * through QMatrix, 2 threads, batch 12 0.94x / 1.04x, 16 1.08x / 1.20x, 32 1.39-1.47x / 1.50x. */
 typedef struct {
     _Alignas(64) int8_t hi[4][16][64];
     _Alignas(64) uint8_t lo[4][16][64];
-} x16_amx_operands_iq4_xs;
-QGEMV_AMX_TARGET static inline void x16_amx_operands_iq4_xs_make(const block_iq4_xsx16 *b, x16_amx_operands_iq4_xs *o) {
-    const __m512i low4 = _mm512_set1_epi8(0x0f), six = _mm512_set1_epi16(0x003f), six_hi = _mm512_set1_epi16(0x3f00);
+} x16_amx_operands_hl;
+/* 16 rows x 4 levels q (int8, a dword per row) times f (the row's scale in both 16-bit words of
+ * its dword) as H (int8) and L (0..63), byte for byte */
+QGEMV_AMX_TARGET static inline void x16_amx_split_hl(__m512i q, __m512i f, __m512i *H, __m512i *L) {
+    const __m512i pe = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), f);   /* even bytes */
+    const __m512i po = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), f);                         /* odd bytes */
+    *H = _mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, _mm512_srai_epi16(pe, 6), _mm512_slli_epi16(_mm512_srai_epi16(po, 6), 8));
+    *L = _mm512_ternarylogic_epi32(_mm512_slli_epi16(po, 8), _mm512_set1_epi16(0x3f00),
+                                   _mm512_and_si512(pe, _mm512_set1_epi16(0x003f)), 0xEA);   /* (po << 8 & 0x3f00) | (pe & 63) */
+}
+/* int32 lanes (a row's scale) -> the same in both 16-bit words */
+static inline __m512i x16_amx_words(__m512i sc) {
+    return _mm512_or_si512(_mm512_and_si512(sc, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(sc, 16));
+}
+/* iq4_xs's operands: values 64 c .. of tile B, row 8 h + k of sub-block 2 c + h, are qs group
+ * 4 (2 c + h) + k's low nibbles (k < 4) or group 4 (2 c + h) + k - 4's high ones (values 16 on) */
+QGEMV_AMX_TARGET static inline void x16_amx_operands_iq4_xs(const block_iq4_xsx16 *b, x16_amx_operands_hl *o) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
     const __m512i sl = _mm512_loadu_si512((const void *)b->scales_l);
     const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b->scales_h));
     for (int s = 0; s < 8; s++) {
-        /* lane r: row r's ls - 32, in both its words (the multiplier of its even and odd bytes) */
         const __m512i ls = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sl, 4 * s), _mm512_set1_epi32(0x0f)),
                                                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh, 2 * s), _mm512_set1_epi32(3)), 4)),
                                             _mm512_set1_epi32(32));
-        const __m512i f = _mm512_or_si512(_mm512_and_si512(ls, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(ls, 16));
+        const __m512i f = x16_amx_words(ls);
         const int c = s / 2, h = s % 2;
         for (int k = 0; k < 8; k++) {
             const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k % 4)));
             const __m512i q = _mm512_shuffle_epi8(table, _mm512_and_si512(k < 4 ? v : _mm512_srli_epi32(v, 4), low4));
-            /* the products of the even bytes and of the odd ones, in 16-bit words */
-            const __m512i pe = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), f);
-            const __m512i po = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), f);
-            /* H: floor(p / 64) of each back in its byte; L: p & 63 */
-            const __m512i H = _mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, _mm512_srai_epi16(pe, 6),
-                                                     _mm512_slli_epi16(_mm512_srai_epi16(po, 6), 8));
-            const __m512i L = _mm512_ternarylogic_epi32(_mm512_slli_epi16(po, 8), six_hi, _mm512_and_si512(pe, six), 0xEA);
+            __m512i H, L;
+            x16_amx_split_hl(q, f, &H, &L);
             _mm512_store_si512((void *)o->hi[c][8 * h + k], H);
             _mm512_store_si512((void *)o->lo[c][8 * h + k], L);
         }
     }
 }
-#define X16_AMX_STEP_IQ4_XS(ta, c, qa, act_stride, o)                                            \
+/* q6_K's operands: group k of half h (x16_levels_q6_K) is row k of tile B for values 128 h ..
+ * (c = 2 h, its low nibbles) and 128 h + 64 .. (c = 2 h + 1, its high ones), q = u - 32, times
+ * the scale of sub-block 8 h + k / 4 or 8 h + 4 + k / 4 */
+QGEMV_AMX_TARGET static inline void x16_amx_operands_q6_K(const block_q6_Kx16 *b, x16_amx_operands_hl *o) {
+    const __m512i offset = _mm512_set1_epi8(32);
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 16; k++) {
+            __m512i u[2];
+            x16_levels_q6_K(b, h, k, &u[0], &u[1]);
+            for (int e = 0; e < 2; e++) {
+                const __m512i f = x16_amx_words(_mm512_cvtepi8_epi32(
+                    _mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + 4 * e + k / 4)))));
+                __m512i H, L;
+                x16_amx_split_hl(_mm512_sub_epi8(u[e], offset), f, &H, &L);
+                _mm512_store_si512((void *)o->hi[2 * h + e][k], H);
+                _mm512_store_si512((void *)o->lo[2 * h + e][k], L);
+            }
+        }
+}
+#define X16_AMX_STEP_HL(ta, c, qa, act_stride, o)                                               \
     do {                                                                                         \
         _tile_loadd(ta, (qa) + 64 * (c), act_stride);                                           \
         _tile_loadd(5, (o)->hi[c], 64);                                                          \
@@ -1200,16 +1230,18 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_iq4_xs_make(const block_iq4
         _tile_dpbssd(0, ta, 5);                                                                  \
         _tile_dpbsud(1, ta, 6);                                                                  \
     } while (0)
-QGEMV_AMX_TARGET static inline void x16_amx_group_iq4_xs(const qgemv_half *dq, int64_t ib, const uint8_t *a,
-                                                         int64_t act_stride, const int G,
-                                                         const x16_amx_operands_iq4_xs *o, float acc[16][16]) {
+/* super-block ib (factors d) against G columns (column j's q8_K blocks at a + j act_stride):
+ * acc[j] (lane r: panel row r) gets the passes' fma */
+QGEMV_AMX_TARGET static inline void x16_amx_group_hl(const qgemv_half *dq, int64_t ib, const uint8_t *a,
+                                                     int64_t act_stride, const int G, const x16_amx_operands_hl *o,
+                                                     float acc[16][16]) {
     const uint8_t *qa = a + ib * (int64_t)sizeof(block_q8_K) + offsetof(block_q8_K, qs);
     _tile_zero(0);
     _tile_zero(1);
-    X16_AMX_STEP_IQ4_XS(3, 0, qa, act_stride, o);
-    X16_AMX_STEP_IQ4_XS(4, 1, qa, act_stride, o);
-    X16_AMX_STEP_IQ4_XS(3, 2, qa, act_stride, o);
-    X16_AMX_STEP_IQ4_XS(4, 3, qa, act_stride, o);
+    X16_AMX_STEP_HL(3, 0, qa, act_stride, o);
+    X16_AMX_STEP_HL(4, 1, qa, act_stride, o);
+    X16_AMX_STEP_HL(3, 2, qa, act_stride, o);
+    X16_AMX_STEP_HL(4, 3, qa, act_stride, o);
     _Alignas(64) int32_t sums[2][16][16];   /* C_H, C_L */
     _tile_stored(0, sums[0], 64);
     _tile_stored(1, sums[1], 64);
@@ -1223,39 +1255,21 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_iq4_xs(const qgemv_half *dq, i
         _mm512_store_ps(acc[j], s);
     }
 }
-QGEMV_AMX_TARGET static void x16_amx_tile_iq4_xs(int64_t n, const void *restrict panels, int64_t panel_stride,
-                                                 int64_t npanels, const void *restrict a, int64_t act_stride,
-                                                 int64_t ncols, float *restrict out, int64_t out_stride) {
-    x16_amx_operands_iq4_xs o;
-    _Alignas(64) float acc[4][16][16];
-    int configured = 0;
-    for (int64_t c0 = 0; c0 < ncols; c0 += 64) {
-        const int64_t w = ncols - c0 < 64 ? ncols - c0 : 64, groups = (w + 15) / 16, G = (w + groups - 1) / groups;
-        if (G != configured) x16_amx_configure(configured = (int)G);
-        for (int64_t i = 0; i < npanels; i++) {
-            const block_iq4_xsx16 *p = (const block_iq4_xsx16 *)((const uint8_t *)panels + i * panel_stride);
-            memset(acc, 0, sizeof acc);
-            for (int64_t ib = 0; ib < n / QK_K; ib++) {
-                x16_amx_operands_iq4_xs_make(p + ib, &o);
-                for (int64_t g = 0; g < groups; g++) {
-                    const int64_t cg = g + 1 < groups ? g * G : w - G;
-                    x16_amx_group_iq4_xs(p[ib].d, ib, (const uint8_t *)a + (c0 + cg) * act_stride, act_stride, (int)G, &o, acc[g]);
-                }
-            }
-            for (int64_t g = 0; g < groups; g++) {
-                const int64_t cg = g + 1 < groups ? g * G : w - G;
-                for (int64_t j = 0; j < G; j++)
-                    for (int r = 0; r < 16; r++) out[(16 * i + r) * out_stride + c0 + cg + j] = acc[g][j][r];
-            }
-        }
-    }
-    _tile_release();
-}
+QGEMV_DEFINE_X16_AMX_FORMAT(q4_K, x16_amx_operands, x16_amx_operands_k45(b->scales, b->qs, NULL, o),
+                            x16_amx_group_k45(b->d, b->dmin, ib, a, act_stride, G, o, 0, acc))
+QGEMV_DEFINE_X16_AMX_FORMAT(q5_K, x16_amx_operands, x16_amx_operands_k45(b->scales, b->qs, b->qh, o),
+                            x16_amx_group_k45(b->d, b->dmin, ib, a, act_stride, G, o, 1, acc))
+QGEMV_DEFINE_X16_AMX_FORMAT(iq4_xs, x16_amx_operands_hl, x16_amx_operands_iq4_xs(b, o),
+                            x16_amx_group_hl(b->d, ib, a, act_stride, G, o, acc))
+QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, o),
+                            x16_amx_group_hl(b->d, ib, a, act_stride, G, o, acc))
 /* the formats' panel tiles ask first whether AMX takes the batch (1: done) */
 #define QGEMV_X16_AMX_TRY_q4_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q4_K(__VA_ARGS__), 1) : 0)
 #define QGEMV_X16_AMX_TRY_q5_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q5_K(__VA_ARGS__), 1) : 0)
 #define QGEMV_X16_AMX_TRY_iq4_xs(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_iq4_xs(__VA_ARGS__), 1) : 0)
+#define QGEMV_X16_AMX_TRY_q6_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q6_K(__VA_ARGS__), 1) : 0)
 #else
+#define QGEMV_X16_AMX_TRY_q6_K(...) 0
 #define QGEMV_X16_AMX_TRY_iq4_xs(...) 0
 #define QGEMV_X16_AMX_TRY_q4_K(...) 0
 #define QGEMV_X16_AMX_TRY_q5_K(...) 0
@@ -1263,7 +1277,6 @@ QGEMV_AMX_TARGET static void x16_amx_tile_iq4_xs(int64_t n, const void *restrict
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
 #define QGEMV_X16_AMX_TRY_q2_K(...) 0
 #define QGEMV_X16_AMX_TRY_q3_K(...) 0
-#define QGEMV_X16_AMX_TRY_q6_K(...) 0
 #define QGEMV_X16_AMX_TRY_q8_0(...) 0
 
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
