@@ -97,6 +97,83 @@ enum {
 QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps)
 QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps)
 
+#if defined(QGEMV_AMX)
+/* On AMX (qgemv_amx_tiles), the groups of 16 columns take each super-block's t from tiles:
+ * A holds the 8 rows' q (2 s + 1), 64 values a row as decoded, split as 64 H + L
+ * (qgemv_amx_split_hl: |q (2 s + 1)| <= 63 31), B the group's packed values (qs[16 c ..], the
+ * activations in tdpbssd's layout already), and
+ *     t = 64 C_H + C_L,  C_H = sum q' p (tdpbssd), C_L = sum L p (tdpbusd),
+ * the same exact t, then the same fma: vec_dot's bits.  The split is made once a super-block
+ * for every group, and costs what one group's tiles save: 4096 x 4096, 2 threads, through
+ * QMatrix, VNNI -> tiles, batch 16 0.83-0.94x, batch 32 1.09-1.31x (iq2_xxs 1.16, iq2_xs 1.28,
+ * iq2_s 1.30, iq3_xxs 1.17, iq3_s 1.15, iq1_s 1.09, iq1_m 1.31), so from 32 columns. */
+#define QGEMV_PACKED_AMX_MIN_COLS 32
+/* tiles 0, 1: C_H, C_L (8 rows x 16 int32); 2, 3: A_H, A_L (8 rows x 64 values); 4: B (16 x 64) */
+QGEMV_AMX_TARGET static void packed_amx_configure(void) {
+    qgemv_tile_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 5; t++) {
+        cfg.rows[t] = (uint8_t)(t == 4 ? 16 : QGEMV_PACKED_ROWS);
+        cfg.colsb[t] = 64;
+    }
+    qgemv_tile_load_config(&cfg);
+}
+/* the 8 decoded rows against ng full groups of 16 columns (y + g nb: group g's blocks) over nbc
+ * super-blocks, acc[g][r] as packed_rows_x16's */
+QGEMV_AMX_TARGET static void packed_rows_amx(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
+                                             int64_t nb, int ng, int64_t nbc, __m512 (*acc)[QGEMV_PACKED_ROWS]) {
+    enum { R = QGEMV_PACKED_ROWS };
+    _Alignas(64) int8_t H[R][QK_K];
+    _Alignas(64) uint8_t L[R][QK_K];
+    /* word w of values 64 c ..: the scale of its 16 values, 4 c + w / 8 */
+    const __m512i spread = _mm512_set_epi16(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            0, 0, 0, 0, 0, 0, 0, 0);
+    for (int64_t k = 0; k < nbc; k++) {
+        for (int r = 0; r < R; r++) {
+            const __m512i s16 = _mm512_castsi256_si512(_mm512_cvtepi32_epi16(_mm512_loadu_si512((const void *)dec[r][k].s)));
+            for (int c = 0; c < 4; c++) {
+                const __m512i q = _mm512_sub_epi8(_mm512_load_si512((const void *)(dec[r][k].u + 64 * c)), _mm512_set1_epi8(64));
+                const __m512i f = _mm512_permutexvar_epi16(_mm512_add_epi16(spread, _mm512_set1_epi16((short)(4 * c))), s16);
+                __m512i h, l;
+                qgemv_amx_split_hl(q, f, &h, &l);
+                _mm512_store_si512((void *)(H[r] + 64 * c), h);
+                _mm512_store_si512((void *)(L[r] + 64 * c), l);
+            }
+        }
+        for (int g = 0; g < ng; g++) {
+            const block_q8_Kx16c *yk = y + g * nb + k;
+            _tile_zero(0);
+            _tile_zero(1);
+            for (int c = 0; c < 4; c++) {
+                _tile_loadd(2, H[0] + 64 * c, QK_K);
+                _tile_loadd(3, L[0] + 64 * c, QK_K);
+                _tile_loadd(4, yk->qs[16 * c], 64);
+                _tile_dpbssd(0, 2, 4);
+                _tile_dpbusd(1, 3, 4);
+            }
+            _Alignas(64) int32_t sums[2][R][16];
+            _tile_stored(0, sums[0], 64);
+            _tile_stored(1, sums[1], 64);
+            const __m512 dy = _mm512_load_ps(yk->d);
+            for (int r = 0; r < R; r++) {
+                const __m512i t = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[0][r]), 6),
+                                                   _mm512_load_si512((const void *)sums[1][r]));
+                acc[g][r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(dec[r][k].d0)), dy, acc[g][r]);
+            }
+        }
+    }
+}
+QGEMV_AMX_TARGET static void packed_amx_release(void) { _tile_release(); }
+#define QGEMV_PACKED_AMX 1
+#else
+#define QGEMV_PACKED_AMX 0
+#define QGEMV_PACKED_AMX_MIN_COLS 0
+#define packed_amx_configure() ((void)0)
+#define packed_rows_amx(...) ((void)0)
+#define packed_amx_release() ((void)0)
+#endif
+
 /* packed_tile_<name>: vec_dot_tile_<name>_q8_K's result from the packed columns (ceil(ncols / 16)
  * groups of n / QK_K blocks, group after group); rows past nrows in a pass repeat the last
  * row, their results unused.  The decode is a function of its own: inlined, GCC allocated its
@@ -116,6 +193,8 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
         enum { R = QGEMV_PACKED_ROWS, CH = QGEMV_PACKED_CHUNK, G = QGEMV_PACKED_GROUPS };   \
         const int64_t nb = n / QK_K, ngroups = (ncols + 15) / 16;                           \
         const block_q8_Kx16c *yp = (const block_q8_Kx16c *)packed;                          \
+        const int amx = QGEMV_PACKED_AMX && qgemv_amx_tiles && ncols >= QGEMV_PACKED_AMX_MIN_COLS; \
+        if (amx) packed_amx_configure();                                                    \
         for (int64_t r0 = 0; r0 < nrows; r0 += R) {                                         \
             const int nr = nrows - r0 < R ? (int)(nrows - r0) : R;                          \
             for (int64_t g0 = 0; g0 < ngroups; g0 += G) {                                   \
@@ -133,8 +212,11 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
                     for (int r = 0; r < R; r++)                                             \
                         packed_decode_##fname((const block *)((const uint8_t *)w +          \
                                              (r0 + (r < nr ? r : nr - 1)) * row_stride) + ib0, nbc, dec[r]); \
-                    for (int g = 0; g < ng - narrow; g++)                                   \
-                        packed_rows_x16(dec, yp + (g0 + g) * nb + ib0, nbc, (sub), acc[g]); \
+                    if (amx)                                                                \
+                        packed_rows_amx(dec, yp + g0 * nb + ib0, nb, ng - narrow, nbc, acc);  \
+                    else                                                                    \
+                        for (int g = 0; g < ng - narrow; g++)                               \
+                            packed_rows_x16(dec, yp + (g0 + g) * nb + ib0, nbc, (sub), acc[g]); \
                     if (narrow) packed_rows_x8(dec, yp + (g0 + ng - 1) * nb + ib0, nbc, (sub), acc8); \
                 }                                                                           \
                 for (int g = 0; g < ng; g++) {                                              \
@@ -149,5 +231,6 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
+        if (amx) packed_amx_release();                                                      \
     }
 #endif /* QGEMV_AVX512 */

@@ -773,3 +773,30 @@ def test_amx_tiles_give_the_passes_bits(fmt, batch, largest, monkeypatch):
                 np.testing.assert_array_equal(got, want, err_msg=f"amx {amx}, {n_threads} threads")
     finally:
         _kernels.set_amx_tiles(_dispatch.amx)
+
+
+@pytest.mark.parametrize("name", ["iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m"])
+@pytest.mark.parametrize("batch", [32, 40, 72])
+def test_amx_packed_tiles_give_vec_dot_bits(name, batch, monkeypatch):
+    """On AMX, batches of 32 columns and more of the packed-column formats (src/packed_tile.h)
+    take each super-block's t from tdpbssd / tdpbusd (the rows' q (2 s + 1) split as 64 H + L),
+    a last group of 8 or fewer columns from the VNNI kernel: vec_dot's bits, tiles on or off,
+    from the GGUF rows and from the prepared code rows, on any thread count."""
+    if not _kernels.amx_request() or "avx512bf16" not in _dispatch.runnable():
+        pytest.skip("this CPU or OS offers no AMX-INT8 tiles")
+    fmt = _formats.BY_NAME[name]
+    monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
+    rows = 21   # two passes of 8 rows and a partial one
+    m, x, xq = _setup(fmt, rows, batch, seed=batch + fmt.id, cols=2 * 256)
+    want = _per_row(m, xq)
+    try:
+        for amx in (True, False):
+            _kernels.set_amx_tiles(amx)
+            for n_threads in (1, 2):
+                np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=n_threads), want,
+                                              err_msg=f"GGUF rows, amx {amx}, {n_threads} threads")
+                got = np.full((rows, batch), np.nan, np.float32)
+                _matmul_panels(m, xq, got, n_threads)
+                np.testing.assert_array_equal(got, want, err_msg=f"code rows, amx {amx}, {n_threads} threads")
+    finally:
+        _kernels.set_amx_tiles(_dispatch.amx)

@@ -107,6 +107,33 @@
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
 #define QGEMV_AMX 1
 #define QGEMV_AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512vbmi")))
+/* ldtilecfg's 64 bytes */
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} qgemv_tile_config;
+/* ldtilecfg of the whole 64 bytes: GCC 12's _tile_loadconfig tells the compiler it reads only a
+ * pointer's worth of them, and at -O2 the stores of the rest were dropped (tilezero then raised
+ * #UD) */
+QGEMV_AMX_TARGET static inline void qgemv_tile_load_config(const qgemv_tile_config *cfg) {
+    __asm__ volatile("ldtilecfg %0" : : "m"(*cfg));
+}
+/* Signed bytes q times f (int16, the same in both 16-bit words of a pair of bytes) as 64 H + L,
+ * byte for byte: H = floor(q f / 64) (int8 while |q f| <= 8128), L = q f & 63 (0..63): the
+ * two B or A tiles of tdpbssd and tdpbsud whose sums give 64 C_H + C_L = sum q f p exactly,
+ * where q f itself does not fit a byte */
+QGEMV_AMX_TARGET static inline void qgemv_amx_split_hl(__m512i q, __m512i f, __m512i *H, __m512i *L) {
+    const __m512i pe = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), f);   /* even bytes */
+    const __m512i po = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), f);                         /* odd bytes */
+    *H = _mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, _mm512_srai_epi16(pe, 6), _mm512_slli_epi16(_mm512_srai_epi16(po, 6), 8));
+    *L = _mm512_ternarylogic_epi32(_mm512_slli_epi16(po, 8), _mm512_set1_epi16(0x3f00),
+                                   _mm512_and_si512(pe, _mm512_set1_epi16(0x003f)), 0xEA);   /* (po << 8 & 0x3f00) | (pe & 63) */
+}
+/* int32 lanes -> the same value in both 16-bit words (qgemv_amx_split_hl's f for dword rows) */
+static inline __m512i qgemv_amx_words(__m512i v) {
+    return _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(v, 16));
+}
 #endif
 
 #if defined(QGEMV_AVX2)

@@ -994,12 +994,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
  * QMatrix 1 / 2 threads batch 12 1.05x, 16 1.28 / 1.26x, 32 1.38 / 1.30x. */
 #if defined(QGEMV_AMX)
 #define QGEMV_X16_AMX_MIN_COLS 12
-/* ldtilecfg's 64 bytes */
-typedef struct {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} qgemv_tile_config;
 /* tiles 0, 1, 2: C_lo, C_hi, C_m; 3: q5_K's C_5, q4_K's second tile A (G rows, the columns, of
  * 64 bytes: 16 int32 sums, one per panel row, or 64 activations); 4: tile A; 5, 6, 7: the B of
  * C_lo, C_hi and C_m, then q5_K's B of C_5 in 5 (16 x 64 bytes) */
@@ -1011,7 +1005,7 @@ QGEMV_AMX_TARGET static void x16_amx_configure(int G) {
         cfg.rows[t] = (uint8_t)(t >= 5 ? 16 : G);
         cfg.colsb[t] = 64;
     }
-    _tile_loadconfig(&cfg);
+    qgemv_tile_load_config(&cfg);
 }
 /* u f for f < 8 and u < 16, at 16 f + u */
 #define X16_AMX_TIMES(f) 0 * f, 1 * f, 2 * f, 3 * f, 4 * f, 5 * f, 6 * f, 7 * f, 8 * f, 9 * f, 10 * f, 11 * f, \
@@ -1167,19 +1161,6 @@ typedef struct {
     _Alignas(64) int8_t hi[4][16][64];
     _Alignas(64) uint8_t lo[4][16][64];
 } x16_amx_operands_hl;
-/* 16 rows x 4 levels q (int8, a dword per row) times f (the row's scale in both 16-bit words of
- * its dword) as H (int8) and L (0..63), byte for byte */
-QGEMV_AMX_TARGET static inline void x16_amx_split_hl(__m512i q, __m512i f, __m512i *H, __m512i *L) {
-    const __m512i pe = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), f);   /* even bytes */
-    const __m512i po = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), f);                         /* odd bytes */
-    *H = _mm512_mask_blend_epi8(0xAAAAAAAAAAAAAAAAull, _mm512_srai_epi16(pe, 6), _mm512_slli_epi16(_mm512_srai_epi16(po, 6), 8));
-    *L = _mm512_ternarylogic_epi32(_mm512_slli_epi16(po, 8), _mm512_set1_epi16(0x3f00),
-                                   _mm512_and_si512(pe, _mm512_set1_epi16(0x003f)), 0xEA);   /* (po << 8 & 0x3f00) | (pe & 63) */
-}
-/* int32 lanes (a row's scale) -> the same in both 16-bit words */
-static inline __m512i x16_amx_words(__m512i sc) {
-    return _mm512_or_si512(_mm512_and_si512(sc, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(sc, 16));
-}
 /* iq4_xs's operands: values 64 c .. of tile B, row 8 h + k of sub-block 2 c + h, are qs group
  * 4 (2 c + h) + k's low nibbles (k < 4) or group 4 (2 c + h) + k - 4's high ones (values 16 on) */
 QGEMV_AMX_TARGET static inline void x16_amx_operands_iq4_xs(const block_iq4_xsx16 *b, x16_amx_operands_hl *o) {
@@ -1191,13 +1172,13 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_iq4_xs(const block_iq4_xsx1
         const __m512i ls = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sl, 4 * s), _mm512_set1_epi32(0x0f)),
                                                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh, 2 * s), _mm512_set1_epi32(3)), 4)),
                                             _mm512_set1_epi32(32));
-        const __m512i f = x16_amx_words(ls);
+        const __m512i f = qgemv_amx_words(ls);
         const int c = s / 2, h = s % 2;
         for (int k = 0; k < 8; k++) {
             const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k % 4)));
             const __m512i q = _mm512_shuffle_epi8(table, _mm512_and_si512(k < 4 ? v : _mm512_srli_epi32(v, 4), low4));
             __m512i H, L;
-            x16_amx_split_hl(q, f, &H, &L);
+            qgemv_amx_split_hl(q, f, &H, &L);
             _mm512_store_si512((void *)o->hi[c][8 * h + k], H);
             _mm512_store_si512((void *)o->lo[c][8 * h + k], L);
         }
@@ -1213,10 +1194,10 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_q6_K(const block_q6_Kx16 *b
             __m512i u[2];
             x16_levels_q6_K(b, h, k, &u[0], &u[1]);
             for (int e = 0; e < 2; e++) {
-                const __m512i f = x16_amx_words(_mm512_cvtepi8_epi32(
+                const __m512i f = qgemv_amx_words(_mm512_cvtepi8_epi32(
                     _mm_loadu_si128((const __m128i *)(b->scales + 16 * (8 * h + 4 * e + k / 4)))));
                 __m512i H, L;
-                x16_amx_split_hl(_mm512_sub_epi8(u[e], offset), f, &H, &L);
+                qgemv_amx_split_hl(_mm512_sub_epi8(u[e], offset), f, &H, &L);
                 _mm512_store_si512((void *)o->hi[2 * h + e][k], H);
                 _mm512_store_si512((void *)o->lo[2 * h + e][k], L);
             }
