@@ -972,12 +972,12 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 #define QGEMV_X16_CASES(cols, ...) QGEMV_X16_CASES_(cols, __VA_ARGS__)
 #endif
 /* ---------------------------------------------------------------- AMX tiles (Intel) */
-/* On CPUs with AMX-INT8 (qgemv_amx_tiles: qgemv/_dispatch.py, amx), q4_K and q5_K batches of
- * QGEMV_X16_AMX_MIN_COLS columns and more (iq4_xs's: below) take a super-block's integer sums
- * for 16 rows x up to 16 columns from tdpbsud, 16 x 16 x 64 products an instruction (vpdpbusd: 16 x 4): tile A
- * holds a column per row, 64 of its int8 activations as stored (act_stride apart); tile B 16
- * rows of 64 bytes, row k values 4 k .. 4 k + 3 of each panel row, a dword per row (vpdpbusd's
- * layout, the panels' own).  tdpbsud adds into C[j][r] sum_k p_jk B_kr, so the rows' scales
+/* On CPUs with AMX-INT8 (qgemv_amx_tiles: qgemv/_dispatch.py, amx), batches of
+ * QGEMV_X16_AMX_MIN_COLS columns and more of q4_K and q5_K (here), iq4_xs and q6_K (below) take
+ * a super-block's integer sums for 16 rows x up to 16 columns from tdpbsud, 16 x 16 x 64
+ * products an instruction (vpdpbusd: 16 x 4): tile A holds a column per row, 64 of its int8
+ * activations as stored (act_stride apart); tile B 16 rows of 64 bytes, row k values 4 k ..
+ * 4 k + 3 of each panel row, a dword per row (vpdpbusd's layout, the panels' own).  tdpbsud adds into C[j][r] sum_k p_jk B_kr, so the rows' scales
  * must be in B: a scale sc (6 bits) is 8 sc_hi + sc_lo (3 bits each), u sc_lo and u sc_hi fit
  * a byte (<= 105), and three tiles sum a whole super-block, exactly:
  *     C_lo = sum_i p_i u_i sc_lo,  C_hi = sum_i p_i u_i sc_hi,  C_m = sum_i p_i m_s(i),
