@@ -136,9 +136,10 @@ bf16_fma: bool = choose_bf16_fma()
 
 
 def choose_amx(env: str | None = None) -> bool:
-    """Whether batches may run on AMX tiles (the same bits, src/formats/superblocks_x16.h): on
-    where this process may run AMX-INT8 (_kernels.amx_request: the CPU has it, Linux grants
-    it), unless ``env`` (QGEMV_AMX) is "0"; "1" where it may not is an error."""
+    """Whether batches may run on AMX tiles (the same bits: src/formats/superblocks_x16.h,
+    src/packed_tile.h): on where this process may run AMX-INT8 (_kernels.amx_request: the CPU
+    has it, Linux grants it), unless ``env`` (QGEMV_AMX) is "0"; "1" where it may not is an
+    error."""
     forced = _forced("QGEMV_AMX", env)
     if forced is False:
         return False
