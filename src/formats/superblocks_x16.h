@@ -714,6 +714,13 @@ QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const x16_decoded_q3_K *dec, const 
  * vpdpwssd per super-block and column before: C harness, 4096 x 4096, 1 thread, batch 1 1.20x,
  * 2 1.15x, 8 1.14x, 32 1.07-1.12x), each sub-block's sums times the rows' ls - 32 (vpmulld), then
  * one fma */
+/* lane r: row r's ls - 32 of sub-block s, from its scales_l (sub-block s in bits 4 s .. 4 s + 3
+ * of lane r of sl) and scales_h (bits 2 s, 2 s + 1 of lane r of sh) */
+static inline __m512i x16_scale_iq4_xs(__m512i sl, __m512i sh, int s) {
+    const __m512i low = _mm512_and_si512(_mm512_srli_epi32(sl, 4 * s), _mm512_set1_epi32(0x0f));
+    const __m512i high = _mm512_and_si512(_mm512_srli_epi32(sh, 2 * s), _mm512_set1_epi32(3));
+    return _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
+}
 QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, const uint8_t *a, int64_t act_stride,
                                          const int CB, float *out, int64_t out_stride) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -726,10 +733,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
         /* lane r: row r's scales_l (sub-block s in bits 4 s .. 4 s + 3) and scales_h (bits 2 s, 2 s + 1) */
         const __m512i sl = _mm512_loadu_si512((const void *)b->scales_l);
         const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b->scales_h));
-#define QGEMV_IQ4_XS_X16_SCALE(s)                                                                \
-        _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sl, 4 * (s)), _mm512_set1_epi32(0x0f)), \
-                                         _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh, 2 * (s)), _mm512_set1_epi32(3)), 4)), \
-                         _mm512_set1_epi32(32))
         __m512i isum[QGEMV_X16_COLS];
         int32_t start[QGEMV_X16_COLS][16];
         x16_chain_starts(y, ib, CB, 7, 1, start);
@@ -748,10 +751,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, c
                     t[j] = qgemv_dpbusd_bcst_512(t[j], u1, x + 16);
                 }
             }
-            const __m512i sc = QGEMV_IQ4_XS_X16_SCALE(s);
+            const __m512i sc = x16_scale_iq4_xs(sl, sh, s);
             for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
         }
-#undef QGEMV_IQ4_XS_X16_SCALE
         const __m512 d = x16_factors(b->d);
         x16_fold_512(acc, d, y, ib, isum, CB);
     }
@@ -1169,10 +1171,7 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_iq4_xs(const block_iq4_xsx1
     const __m512i sl = _mm512_loadu_si512((const void *)b->scales_l);
     const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b->scales_h));
     for (int s = 0; s < 8; s++) {
-        const __m512i ls = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sl, 4 * s), _mm512_set1_epi32(0x0f)),
-                                                            _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(sh, 2 * s), _mm512_set1_epi32(3)), 4)),
-                                            _mm512_set1_epi32(32));
-        const __m512i f = qgemv_amx_words(ls);
+        const __m512i f = qgemv_amx_words(x16_scale_iq4_xs(sl, sh, s));
         const int c = s / 2, h = s % 2;
         for (int k = 0; k < 8; k++) {
             const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k % 4)));
