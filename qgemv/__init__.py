@@ -44,7 +44,7 @@ def show_config(file=None) -> dict:
         "bf16_fma": ("on" if _dispatch.bf16_fma else "off")
                     + " (bf16 batches of 8 and more in exact fmas, avx512bf16 variant)",
         "amx": ("on" if _dispatch.amx else "off")
-               + " (on AMX tiles: q4_K, q5_K, q6_K, iq4_xs batches of 12 and more, IQ grids and iq1 of 32;"
+               + " (on AMX tiles: q2_K, q4_K, q5_K, q6_K, iq4_xs batches of 12 and more, IQ grids and iq1 of 32;"
                " avx512bf16 variant)",
         "build": _kernels.BUILD_INFO,
     }

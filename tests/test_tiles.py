@@ -728,7 +728,7 @@ def test_panel_functions_refuse_a_wrong_row_count(isa):
 
 
 # the formats whose batches run on AMX tiles where the CPU has them (src/formats/superblocks_x16.h)
-AMX_FORMATS = [_formats.BY_NAME[name] for name in ("q4_k", "q5_k", "q6_k", "iq4_xs")]
+AMX_FORMATS = [_formats.BY_NAME[name] for name in ("q2_k", "q4_k", "q5_k", "q6_k", "iq4_xs")]
 
 
 @pytest.mark.parametrize("fmt", AMX_FORMATS, ids=ids)
@@ -748,6 +748,8 @@ def test_amx_tiles_give_the_passes_bits(fmt, batch, largest, monkeypatch):
         if fmt.name == "iq4_xs":   # d finite; every other row levels -127 at scale -32 (q ls 4064)
             blocks[:, :, 0:2] = np.array([1e-3], np.float16).view(np.uint8)
             blocks[1::2, :, 2:] = 0
+        elif fmt.name == "q2_K":   # levels 3, scales and minimums 15; finite d and dmin
+            blocks[:, :, 80:84] = np.array([1e-3, 2e-3], np.float16).view(np.uint8)
         elif fmt.name == "q6_K":   # levels 31, every other row -32; scales -128 and 127 in turn; finite d
             blocks[:, :, 192:208] = np.array([0x80, 0x7F] * 8, np.uint8)
             blocks[:, :, 208:210] = np.array([1e-3], np.float16).view(np.uint8)

@@ -975,11 +975,11 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 #endif
 /* ---------------------------------------------------------------- AMX tiles (Intel) */
 /* On CPUs with AMX-INT8 (qgemv_amx_tiles: qgemv/_dispatch.py, amx), batches of
- * QGEMV_X16_AMX_MIN_COLS columns and more of q4_K and q5_K (here), iq4_xs and q6_K (below) take
- * a super-block's integer sums for 16 rows x up to 16 columns from tdpbsud, 16 x 16 x 64
- * products an instruction (vpdpbusd: 16 x 4): tile A holds a column per row, 64 of its int8
- * activations as stored (act_stride apart); tile B 16 rows of 64 bytes, row k values 4 k ..
- * 4 k + 3 of each panel row, a dword per row (vpdpbusd's layout, the panels' own).  tdpbsud adds into C[j][r] sum_k p_jk B_kr, so the rows' scales
+ * QGEMV_X16_AMX_MIN_COLS columns and more of q2_K, q4_K and q5_K (here), iq4_xs and q6_K
+ * (below) take a super-block's integer sums for 16 rows x up to 16 columns from tdpbsud, 16 x
+ * 16 x 64 products an instruction (vpdpbusd: 16 x 4): tile A holds a column per row, 64 of its
+ * int8 activations as stored (act_stride apart); tile B 16 rows of 64 bytes, row k values 4 k
+ * .. 4 k + 3 of each panel row, a dword per row (vpdpbusd's layout, the panels' own).  tdpbsud adds into C[j][r] sum_k p_jk B_kr, so the rows' scales
  * must be in B: a scale sc (6 bits) is 8 sc_hi + sc_lo (3 bits each), u sc_lo and u sc_hi fit
  * a byte (<= 105), and three tiles sum a whole super-block, exactly:
  *     C_lo = sum_i p_i u_i sc_lo,  C_hi = sum_i p_i u_i sc_hi,  C_m = sum_i p_i m_s(i),
@@ -1055,42 +1055,46 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_k45(const uint8_t *scales, 
         }
     }
 }
-/* values 64 c ..: tile A (ta) from the columns' activations, and the products into C_lo, C_hi,
- * C_m and, with5, C_5 */
-#define X16_AMX_STEP(ta, c, qa, act_stride, o, with5)                                           \
+/* values 64 c ..: tile A (ta) from the columns' activations, and the products into C_lo, C_m,
+ * and, with_hi, C_hi, and, with5, C_5 */
+#define X16_AMX_STEP(ta, c, qa, act_stride, o, with_hi, with5)                                  \
     do {                                                                                         \
         _tile_loadd(ta, (qa) + 64 * (c), act_stride);                                           \
         _tile_loadd(5, (o)->lo[c], 64);                                                          \
-        _tile_loadd(6, (o)->hi[c], 64);                                                          \
         _tile_loadd(7, (o)->mins[c], 64);                                                        \
         _tile_dpbsud(0, ta, 5);                                                                  \
-        _tile_dpbsud(1, ta, 6);                                                                  \
         _tile_dpbsud(2, ta, 7);                                                                  \
+        if (with_hi) {                                                                           \
+            _tile_loadd(6, (o)->hi[c], 64);                                                      \
+            _tile_dpbsud(1, ta, 6);                                                              \
+        }                                                                                        \
         if (with5) {                                                                             \
             _tile_loadd(5, (o)->fifth[c], 64);                                                   \
             _tile_dpbsud(3, ta, 5);                                                              \
         }                                                                                        \
     } while (0)
 /* super-block ib (factors d, dmin) against G columns (column j's q8_K blocks at a + j
- * act_stride): acc[j] (lane r: panel row r) gets the passes' two fmas */
-QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, const qgemv_half *dmq, int64_t ib,
-                                                      const uint8_t *a, int64_t act_stride, const int G,
-                                                      const x16_amx_operands *o, const int fifth, float acc[16][16]) {
+ * act_stride): acc[j] (lane r: panel row r) gets the passes' two fmas; isum = C_lo (q2_K, whose
+ * scaled levels fit a byte whole), + 8 C_hi (q4_K), + 16 C_5 (q5_K) */
+QGEMV_AMX_TARGET static inline void x16_amx_group_k(const qgemv_half *dq, const qgemv_half *dmq, int64_t ib,
+                                                    const uint8_t *a, int64_t act_stride, const int G,
+                                                    const x16_amx_operands *o, const int with_hi, const int fifth,
+                                                    float acc[16][16]) {
     const uint8_t *qa = a + ib * (int64_t)sizeof(block_q8_K) + offsetof(block_q8_K, qs);
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     if (fifth) {
         _tile_zero(3);
-        X16_AMX_STEP(4, 0, qa, act_stride, o, 1);
-        X16_AMX_STEP(4, 1, qa, act_stride, o, 1);
-        X16_AMX_STEP(4, 2, qa, act_stride, o, 1);
-        X16_AMX_STEP(4, 3, qa, act_stride, o, 1);
+        X16_AMX_STEP(4, 0, qa, act_stride, o, 1, 1);
+        X16_AMX_STEP(4, 1, qa, act_stride, o, 1, 1);
+        X16_AMX_STEP(4, 2, qa, act_stride, o, 1, 1);
+        X16_AMX_STEP(4, 3, qa, act_stride, o, 1, 1);
     } else {   /* tile 3 free: tile A in turns */
-        X16_AMX_STEP(3, 0, qa, act_stride, o, 0);
-        X16_AMX_STEP(4, 1, qa, act_stride, o, 0);
-        X16_AMX_STEP(3, 2, qa, act_stride, o, 0);
-        X16_AMX_STEP(4, 3, qa, act_stride, o, 0);
+        X16_AMX_STEP(3, 0, qa, act_stride, o, with_hi, 0);
+        X16_AMX_STEP(4, 1, qa, act_stride, o, with_hi, 0);
+        X16_AMX_STEP(3, 2, qa, act_stride, o, with_hi, 0);
+        X16_AMX_STEP(4, 3, qa, act_stride, o, with_hi, 0);
     }
     _Alignas(64) int32_t sums[4][16][16];   /* C_lo, C_hi, C_m, C_5 */
     _tile_stored(0, sums[0], 64);
@@ -1101,7 +1105,7 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, cons
     for (int j = 0; j < G; j++) {
         const block_q8_K *y = (const block_q8_K *)(a + j * act_stride);
         __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[1][j]), 3),
-                                        _mm512_load_si512((const void *)sums[0][j]));
+                                        _mm512_load_si512((const void *)sums[0][j]));   /* C_hi 0 for q2_K */
         if (fifth) isum = _mm512_add_epi32(isum, _mm512_slli_epi32(_mm512_load_si512((const void *)sums[3][j]), 4));
         const __m512i msum = _mm512_load_si512((const void *)sums[2][j]);
         __m512 s = _mm512_load_ps(acc[j]);
@@ -1109,6 +1113,28 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k45(const qgemv_half *dq, cons
         x16_fold_min_512(&s, dmin, &y, ib, &msum, 1);
         _mm512_store_ps(acc[j], s);
     }
+}
+/* q2_K's B tiles: row k of values 64 c .. is qs group 8 h + 4 gg + kk's field f (h = c / 2, f =
+ * 2 (c % 2) + k / 8, gg = k / 4 % 2, kk = k % 4: values 128 h + 32 f + 16 gg + 4 kk ..), its levels
+ * times the scale of sub-block 8 h + 2 f + gg (x16_scaled_levels_q2_K, <= 45), and the rows'
+ * minimums (the scale bytes' high nibbles).  Against its wide passes (C harness, 4096 x 4096, 1
+ * thread, batch 32): 2.52-2.57 -> 1.98-2.08 ms; through QMatrix, 2 threads, batch 12 1.13x, 16
+ * 1.09x, 32 1.26x. */
+QGEMV_AMX_TARGET static inline void x16_amx_operands_q2_K(const block_q2_Kx16 *b, x16_amx_operands *o) {
+    const __m512i spread = _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
+                                            0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
+                                            0x03030303, 0x02020202, 0x01010101, 0x00000000);
+    for (int c = 0; c < 4; c++)
+        for (int k = 0; k < 16; k++) {
+            const int h = c / 2, f = 2 * (c % 2) + k / 8, gg = k / 4 % 2, kk = k % 4;
+            const uint8_t *scales = b->scales + 16 * (8 * h + 2 * f + gg);
+            const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * h + 4 * gg + kk)));
+            const __m512i u = _mm512_and_si512(_mm512_srli_epi32(v, 2 * f), _mm512_set1_epi8(3));
+            _mm512_store_si512((void *)o->lo[c][k], x16_scaled_levels_q2_K(x16_scale_table_q2_K(scales), u));
+            const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4), _mm_set1_epi8(0x0f));
+            _mm512_store_si512((void *)o->mins[c][k], _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(m)));
+        }
+    memset(o->hi, 0, sizeof o->hi);
 }
 /* panel_tile_<name> on AMX: columns in chunks of up to 64, each in groups of G <= 16 (the last
  * group ends at the chunk's end, overlapping the one before: its columns' sums again, the same
@@ -1235,10 +1261,12 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_hl(const qgemv_half *dq, int64
         _mm512_store_ps(acc[j], s);
     }
 }
+QGEMV_DEFINE_X16_AMX_FORMAT(q2_K, x16_amx_operands, x16_amx_operands_q2_K(b, o),
+                            x16_amx_group_k(b->d, b->dmin, ib, a, act_stride, G, o, 0, 0, acc))
 QGEMV_DEFINE_X16_AMX_FORMAT(q4_K, x16_amx_operands, x16_amx_operands_k45(b->scales, b->qs, NULL, o),
-                            x16_amx_group_k45(b->d, b->dmin, ib, a, act_stride, G, o, 0, acc))
+                            x16_amx_group_k(b->d, b->dmin, ib, a, act_stride, G, o, 1, 0, acc))
 QGEMV_DEFINE_X16_AMX_FORMAT(q5_K, x16_amx_operands, x16_amx_operands_k45(b->scales, b->qs, b->qh, o),
-                            x16_amx_group_k45(b->d, b->dmin, ib, a, act_stride, G, o, 1, acc))
+                            x16_amx_group_k(b->d, b->dmin, ib, a, act_stride, G, o, 1, 1, acc))
 QGEMV_DEFINE_X16_AMX_FORMAT(iq4_xs, x16_amx_operands_hl, x16_amx_operands_iq4_xs(b, o),
                             x16_amx_group_hl(b->d, ib, a, act_stride, G, o, acc))
 QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, o),
@@ -1248,14 +1276,15 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
 #define QGEMV_X16_AMX_TRY_q5_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q5_K(__VA_ARGS__), 1) : 0)
 #define QGEMV_X16_AMX_TRY_iq4_xs(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_iq4_xs(__VA_ARGS__), 1) : 0)
 #define QGEMV_X16_AMX_TRY_q6_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q6_K(__VA_ARGS__), 1) : 0)
+#define QGEMV_X16_AMX_TRY_q2_K(...) (qgemv_amx_tiles && ncols >= QGEMV_X16_AMX_MIN_COLS ? (x16_amx_tile_q2_K(__VA_ARGS__), 1) : 0)
 #else
+#define QGEMV_X16_AMX_TRY_q2_K(...) 0
 #define QGEMV_X16_AMX_TRY_q6_K(...) 0
 #define QGEMV_X16_AMX_TRY_iq4_xs(...) 0
 #define QGEMV_X16_AMX_TRY_q4_K(...) 0
 #define QGEMV_X16_AMX_TRY_q5_K(...) 0
 #endif
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
-#define QGEMV_X16_AMX_TRY_q2_K(...) 0
 #define QGEMV_X16_AMX_TRY_q3_K(...) 0
 #define QGEMV_X16_AMX_TRY_q8_0(...) 0
 
