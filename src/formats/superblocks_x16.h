@@ -1082,7 +1082,7 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k(const qgemv_half *dq, const 
                                                     float acc[16][16]) {
     const uint8_t *qa = a + ib * (int64_t)sizeof(block_q8_K) + offsetof(block_q8_K, qs);
     _tile_zero(0);
-    _tile_zero(1);
+    if (with_hi) _tile_zero(1);
     _tile_zero(2);
     if (fifth) {
         _tile_zero(3);
@@ -1098,14 +1098,14 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k(const qgemv_half *dq, const 
     }
     _Alignas(64) int32_t sums[4][16][16];   /* C_lo, C_hi, C_m, C_5 */
     _tile_stored(0, sums[0], 64);
-    _tile_stored(1, sums[1], 64);
+    if (with_hi) _tile_stored(1, sums[1], 64);
     _tile_stored(2, sums[2], 64);
     if (fifth) _tile_stored(3, sums[3], 64);
     const __m512 d = x16_factors(dq), dmin = x16_factors(dmq);
     for (int j = 0; j < G; j++) {
         const block_q8_K *y = (const block_q8_K *)(a + j * act_stride);
-        __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[1][j]), 3),
-                                        _mm512_load_si512((const void *)sums[0][j]));   /* C_hi 0 for q2_K */
+        __m512i isum = _mm512_load_si512((const void *)sums[0][j]);
+        if (with_hi) isum = _mm512_add_epi32(isum, _mm512_slli_epi32(_mm512_load_si512((const void *)sums[1][j]), 3));
         if (fifth) isum = _mm512_add_epi32(isum, _mm512_slli_epi32(_mm512_load_si512((const void *)sums[3][j]), 4));
         const __m512i msum = _mm512_load_si512((const void *)sums[2][j]);
         __m512 s = _mm512_load_ps(acc[j]);
@@ -1134,7 +1134,6 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_q2_K(const block_q2_Kx16 *b
             const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4), _mm_set1_epi8(0x0f));
             _mm512_store_si512((void *)o->mins[c][k], _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(m)));
         }
-    memset(o->hi, 0, sizeof o->hi);
 }
 /* panel_tile_<name> on AMX: columns in chunks of up to 64, each in groups of G <= 16 (the last
  * group ends at the chunk's end, overlapping the one before: its columns' sums again, the same
