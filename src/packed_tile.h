@@ -110,14 +110,8 @@ QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load
 #define QGEMV_PACKED_AMX_MIN_COLS 32
 /* tiles 0, 1: C_H, C_L (8 rows x 16 int32); 2, 3: A_H, A_L (8 rows x 64 values); 4: B (16 x 64) */
 QGEMV_AMX_TARGET static void packed_amx_configure(void) {
-    qgemv_tile_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 5; t++) {
-        cfg.rows[t] = (uint8_t)(t == 4 ? 16 : QGEMV_PACKED_ROWS);
-        cfg.colsb[t] = 64;
-    }
-    qgemv_tile_load_config(&cfg);
+    const uint8_t rows[8] = {QGEMV_PACKED_ROWS, QGEMV_PACKED_ROWS, QGEMV_PACKED_ROWS, QGEMV_PACKED_ROWS, 16, 0, 0, 0};
+    qgemv_tile_configure(rows);
 }
 /* the 8 decoded rows against ng full groups of 16 columns (y + g nb: group g's blocks) over nbc
  * super-blocks, acc[g][r] as packed_rows_x16's */

@@ -107,6 +107,8 @@
     ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
 #define QGEMV_AMX 1
 #define QGEMV_AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512vbmi")))
+#include <stdint.h>
+#include <string.h>
 /* ldtilecfg's 64 bytes */
 typedef struct {
     uint8_t palette, start_row, reserved[14];
@@ -118,6 +120,17 @@ typedef struct {
  * #UD) */
 QGEMV_AMX_TARGET static inline void qgemv_tile_load_config(const qgemv_tile_config *cfg) {
     __asm__ volatile("ldtilecfg %0" : : "m"(*cfg));
+}
+/* palette 1, tile t rows[t] rows of 64 bytes (0: unused) */
+QGEMV_AMX_TARGET static inline void qgemv_tile_configure(const uint8_t rows[8]) {
+    qgemv_tile_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        cfg.rows[t] = rows[t];
+        cfg.colsb[t] = rows[t] ? 64 : 0;
+    }
+    qgemv_tile_load_config(&cfg);
 }
 /* Signed bytes q times f (int16, the same in both 16-bit words of a pair of bytes) as 64 H + L,
  * byte for byte: H = floor(q f / 64) (int8 while |q f| <= 8128), L = q f & 63 (0..63): the

@@ -1000,14 +1000,15 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
  * 64 bytes: 16 int32 sums, one per panel row, or 64 activations); 4: tile A; 5, 6, 7: the B of
  * C_lo, C_hi and C_m, then q5_K's B of C_5 in 5 (16 x 64 bytes) */
 QGEMV_AMX_TARGET static void x16_amx_configure(int G) {
-    qgemv_tile_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        cfg.rows[t] = (uint8_t)(t >= 5 ? 16 : G);
-        cfg.colsb[t] = 64;
-    }
-    qgemv_tile_load_config(&cfg);
+    const uint8_t rows[8] = {(uint8_t)G, (uint8_t)G, (uint8_t)G, (uint8_t)G, (uint8_t)G, 16, 16, 16};
+    qgemv_tile_configure(rows);
+}
+/* 16 rows' bytes (row r's at byte r) -> each in every byte of the row's dword (B's layout) */
+QGEMV_AMX_TARGET static inline __m512i x16_amx_per_row(__m128i bytes) {
+    const __m512i spread = _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
+                                            0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
+                                            0x03030303, 0x02020202, 0x01010101, 0x00000000);
+    return _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(bytes));
 }
 /* u f for f < 8 and u < 16, at 16 f + u */
 #define X16_AMX_TIMES(f) 0 * f, 1 * f, 2 * f, 3 * f, 4 * f, 5 * f, 6 * f, 7 * f, 8 * f, 9 * f, 10 * f, 11 * f, \
@@ -1026,17 +1027,13 @@ QGEMV_AMX_TARGET static inline void x16_amx_operands_k45(const uint8_t *scales, 
                                                          x16_amx_operands *o) {
     uint8_t sc[128], mn[128];
     x16_scales_mins(scales, sc, mn);
-    /* byte 4 r + i <- byte r: a row's scale in each byte of its dword */
-    const __m512i spread = _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
-                                            0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
-                                            0x03030303, 0x02020202, 0x01010101, 0x00000000);
     const __m512i t0 = _mm512_loadu_si512((const void *)x16_amx_times), t1 = _mm512_loadu_si512((const void *)(x16_amx_times + 64));
     const __m512i nibble = _mm512_set1_epi8(0x0f), f3 = _mm512_set1_epi8(0x70);
     for (int s = 0; s < 8; s++) {
-        const __m512i scs = _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(sc + 16 * s))));
+        const __m512i scs = x16_amx_per_row(_mm_loadu_si128((const __m128i *)(sc + 16 * s)));
         const __m512i flo = _mm512_and_si512(_mm512_slli_epi32(scs, 4), f3);   /* 16 sc_lo: bits 0-2 -> 4-6 */
         const __m512i fhi = _mm512_and_si512(_mm512_slli_epi32(scs, 1), f3);   /* 16 sc_hi: bits 3-5 -> 4-6 */
-        const __m512i m = _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(mn + 16 * s))));
+        const __m512i m = x16_amx_per_row(_mm_loadu_si128((const __m128i *)(mn + 16 * s)));
         const int c = s / 2, half = s % 2;   /* qs group 8 c + k: sub-block 2 c low nibbles, 2 c + 1 high */
         for (int k = 0; k < 8; k++) {
             const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
@@ -1117,22 +1114,24 @@ QGEMV_AMX_TARGET static inline void x16_amx_group_k(const qgemv_half *dq, const 
 /* q2_K's B tiles: row k of values 64 c .. is qs group 8 h + 4 gg + kk's field f (h = c / 2, f =
  * 2 (c % 2) + k / 8, gg = k / 4 % 2, kk = k % 4: values 128 h + 32 f + 16 gg + 4 kk ..), its levels
  * times the scale of sub-block 8 h + 2 f + gg (x16_scaled_levels_q2_K, <= 45), and the rows'
- * minimums (the scale bytes' high nibbles).  Against its wide passes (C harness, 4096 x 4096, 1
- * thread, batch 32): 2.52-2.57 -> 1.98-2.08 ms; through QMatrix, 2 threads, batch 12 1.13x, 16
- * 1.09x, 32 1.26x. */
+ * minimums (the scale bytes' high nibbles), each sub-block's table and minimums made once for
+ * its 4 rows.  Against its wide passes (C harness, 4096 x 4096, 1 thread, batch 32): 2.52-2.57 ->
+ * 1.48 ms (1.98-2.08 with the table and minimums remade for every row); through QMatrix, 2
+ * threads, batch 16 1.70x, 32 1.67x. */
 QGEMV_AMX_TARGET static inline void x16_amx_operands_q2_K(const block_q2_Kx16 *b, x16_amx_operands *o) {
-    const __m512i spread = _mm512_set_epi32(0x0f0f0f0f, 0x0e0e0e0e, 0x0d0d0d0d, 0x0c0c0c0c, 0x0b0b0b0b, 0x0a0a0a0a,
-                                            0x09090909, 0x08080808, 0x07070707, 0x06060606, 0x05050505, 0x04040404,
-                                            0x03030303, 0x02020202, 0x01010101, 0x00000000);
     for (int c = 0; c < 4; c++)
-        for (int k = 0; k < 16; k++) {
-            const int h = c / 2, f = 2 * (c % 2) + k / 8, gg = k / 4 % 2, kk = k % 4;
+        for (int k4 = 0; k4 < 4; k4++) {   /* rows 4 k4 .. 4 k4 + 3: one sub-block's table and minimums */
+            const int h = c / 2, f = 2 * (c % 2) + k4 / 2, gg = k4 % 2;
             const uint8_t *scales = b->scales + 16 * (8 * h + 2 * f + gg);
-            const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * h + 4 * gg + kk)));
-            const __m512i u = _mm512_and_si512(_mm512_srli_epi32(v, 2 * f), _mm512_set1_epi8(3));
-            _mm512_store_si512((void *)o->lo[c][k], x16_scaled_levels_q2_K(x16_scale_table_q2_K(scales), u));
-            const __m128i m = _mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4), _mm_set1_epi8(0x0f));
-            _mm512_store_si512((void *)o->mins[c][k], _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(m)));
+            const __m512i table = x16_scale_table_q2_K(scales);
+            const __m512i m = x16_amx_per_row(_mm_and_si128(_mm_srli_epi16(_mm_loadu_si128((const __m128i *)scales), 4),
+                                                            _mm_set1_epi8(0x0f)));
+            for (int kk = 0; kk < 4; kk++) {
+                const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (8 * h + 4 * gg + kk)));
+                const __m512i u = _mm512_and_si512(_mm512_srli_epi32(v, 2 * f), _mm512_set1_epi8(3));
+                _mm512_store_si512((void *)o->lo[c][4 * k4 + kk], x16_scaled_levels_q2_K(table, u));
+                _mm512_store_si512((void *)o->mins[c][4 * k4 + kk], m);
+            }
         }
 }
 /* panel_tile_<name> on AMX: columns in chunks of up to 64, each in groups of G <= 16 (the last
