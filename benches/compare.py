@@ -225,6 +225,75 @@ def finish(row, bandwidth):
     return row
 
 
+# issue 6's targets, which each table is checked against (targets(), below the table): GEMV
+# out of cache (2 threads) at least ggml's speed, and at least this share of the read
+# bandwidth for these formats, this ratio for those ggml leaves compute-bound; in cache
+# (1 thread) at least ggml's speed; batches 8 and 32 (2 threads) at most half ggml's time;
+# dequantize at least ggml's speed and 20x gguf-py's; 2 threads this much faster than 1 out of cache
+BANDWIDTH_FORMATS = ("q8_0", "q4_0", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs", "f16", "bf16")
+BANDWIDTH_SHARE = 90
+COMPUTE_BOUND_RATIO = 1.25
+BATCH_RATIO = 2.0
+GGUF_PY_RATIO = 20
+THREADS_SPEEDUP = 1.8
+
+
+def compute_bound(name: str) -> bool:
+    """the formats ggml's GEMV leaves compute-bound (issue 6): q4_1 ... q3_K, every iq1/iq2/iq3/tq type"""
+    return (name in ("q4_1", "q5_0", "q5_1", "nvfp4", "q1_0", "q2_0", "q3_K")
+            or name.startswith(("iq1", "iq2", "iq3", "tq")))
+
+
+def targets(rows) -> list[tuple[str, list[str]]]:
+    """(target, the rows that miss it as "format figure", "~" after a disturbed row's) for each
+    of issue 6's targets the rows measure"""
+    def case(r, op, cache, batch, threads):
+        return r["op"] == op and r.get("cache") == cache and r["batch"] == batch and r["threads"] == threads
+
+    def miss(r, figure):
+        return f"{r['format']} {figure}" + (" ~" if disturbed(r) else "")
+    gemv = [r for r in rows if "ratio" in r]
+    out2 = [r for r in gemv if case(r, "gemv", "out", 1, 2)]
+    found = []
+    if out2:
+        found += [("GEMV out of cache, 2 threads: at least ggml's speed",
+                   [miss(r, f"{r['ratio']:.2f}x") for r in out2 if r["ratio"] < 1]),
+                  (f"GEMV out of cache, 2 threads: {BANDWIDTH_SHARE}% of the read bandwidth "
+                   f"({', '.join(BANDWIDTH_FORMATS)})",
+                   [miss(r, f"{r['pct_bw']:.0f}%") for r in out2
+                    if r["format"] in BANDWIDTH_FORMATS and r["pct_bw"] < BANDWIDTH_SHARE]),
+                  (f"GEMV out of cache, 2 threads: {COMPUTE_BOUND_RATIO}x ggml where ggml is compute-bound",
+                   [miss(r, f"{r['ratio']:.2f}x") for r in out2
+                    if compute_bound(r["format"]) and r["ratio"] < COMPUTE_BOUND_RATIO])]
+    in1 = [r for r in gemv if case(r, "gemv", "in", 1, 1)]
+    if in1:
+        found.append(("GEMV in cache, 1 thread: at least ggml's speed",
+                      [miss(r, f"{r['ratio']:.2f}x") for r in in1 if r["ratio"] < 1]))
+    batches = [r for r in gemv if any(case(r, "gemv", "in", b, 2) for b in (8, 32))]
+    if batches:
+        found.append((f"batches 8 and 32, 2 threads: at most 1/{BATCH_RATIO:g} of ggml's time",
+                      [miss(r, f"batch {r['batch']} {r['ratio']:.2f}x") for r in batches if r["ratio"] < BATCH_RATIO]))
+    dequant = [r for r in rows if r["op"] == "dequant"]
+    if any("ratio" in r for r in dequant):
+        found.append(("dequantize, 1 thread: at least ggml's speed",
+                      [miss(r, f"{r['ratio']:.2f}x") for r in dequant if r.get("ratio", 1) < 1]))
+    if any("numpy_ms" in r for r in dequant):
+        found.append((f"dequantize, 1 thread: {GGUF_PY_RATIO}x gguf-py's",
+                      [f"{r['format']} {r['numpy_ms'] / r['qgemv_ms']:.1f}x" for r in dequant
+                       if "numpy_ms" in r and r["numpy_ms"] / r["qgemv_ms"] < GGUF_PY_RATIO]))
+    one = {r["format"]: r for r in rows if case(r, "gemv", "out", 1, 1)}
+    pairs = [(one[r["format"]], r) for r in rows if case(r, "gemv", "out", 1, 2) and r["format"] in one]
+    if pairs:
+        found.append((f"GEMV out of cache: 2 threads {THREADS_SPEEDUP}x one",
+                      [f"{r2['format']} {r1['qgemv_ms'] / r2['qgemv_ms']:.2f}x" for r1, r2 in pairs
+                       if r1["qgemv_ms"] / r2["qgemv_ms"] < THREADS_SPEEDUP]))
+    return found
+
+
+def targets_text(rows) -> list[str]:
+    return [f"- {name}: " + (", ".join(misses) if misses else "met") for name, misses in targets(rows)]
+
+
 COLUMNS = [("op", "op"), ("format", "format"), ("shape", "shape"), ("batch", "batch"),
            ("threads", "thr"), ("qgemv_ms", "qgemv ms"), ("ggml_ms", "ggml ms"),
            ("ratio", "ggml/qgemv"), ("ratio_min", "(min)"), ("gbps", "qgemv GB/s"), ("ggml_gbps", "ggml GB/s"),
@@ -337,6 +406,10 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         slower = [r["format"] for r in main if r.get("ratio", 0) < 1.0]
         lines += [f"Headline case (14336x4096, batch 1, 2 threads, out of cache): qgemv at least as fast as "
                   f"ggml for {', '.join(faster) or 'none'}; slower than ggml for {', '.join(slower) or 'none'}.", ""]
+    checked = targets_text(rows)
+    if checked:
+        lines += ["Against issue 6's targets (the misses; \"~\": a disturbed row, read its (min)):", ""]
+        lines += checked + [""]
     lines.append(END)
     block = "\n".join(lines)
     if path.exists():
@@ -412,6 +485,7 @@ def main(argv=None):
 
     print()
     print(text_table(rows))
+    print("\n".join(["", "issue 6's targets (the misses):"] + targets_text(rows)))
     chart_rel = None
     if args.chart:
         msg = chart(rows, bw, Path(args.chart))

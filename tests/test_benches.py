@@ -224,6 +224,33 @@ def test_compare_marks_disturbed_rows():
     assert "3.00 ~" in compare.text_table([fast])
 
 
+def test_compare_checks_the_rows_against_issue_6s_targets():
+    """Each target names the rows that miss it (a disturbed one marked "~") or says "met"."""
+    import compare
+
+    def gemv(fmt, cache, batch, threads, ratio, ms=1.0, pct_bw=95.0, ratio_min=None):
+        return dict(op="gemv", format=fmt, cache=cache, batch=batch, threads=threads, qgemv_ms=ms,
+                    ratio=ratio, ratio_min=ratio if ratio_min is None else ratio_min, pct_bw=pct_bw)
+    rows = [gemv("q4_0", "out", 1, 2, 2.5, ms=1.0, pct_bw=85), gemv("q4_0", "out", 1, 1, 2.4, ms=1.9),
+            gemv("q5_0", "out", 1, 2, 1.2, ms=1.0), gemv("q5_0", "out", 1, 1, 1.2, ms=2.0),
+            gemv("f32", "out", 1, 2, 0.9, ms=1.0, pct_bw=97), gemv("f32", "out", 1, 1, 0.9, ms=1.5),
+            gemv("q8_0", "in", 1, 1, 0.98, ratio_min=1.5), gemv("q8_0", "in", 8, 2, 1.4),
+            gemv("q8_0", "in", 32, 2, 2.1),
+            dict(op="dequant", format="q8_0", batch=None, threads=1, qgemv_ms=1.0, ratio=1.1, numpy_ms=15.0),
+            dict(op="quantize", format="q8_0", batch=None, threads=1, qgemv_ms=1.0, ratio=0.5)]
+    got = dict(compare.targets(rows))
+    assert got["GEMV out of cache, 2 threads: at least ggml's speed"] == ["f32 0.90x"]
+    assert [m for name, m in got.items() if "read bandwidth" in name] == [["q4_0 85%"]]
+    assert [m for name, m in got.items() if "compute-bound" in name] == [["q5_0 1.20x"]]
+    assert got["GEMV in cache, 1 thread: at least ggml's speed"] == ["q8_0 0.98x ~"]
+    assert [m for name, m in got.items() if name.startswith("batches")] == [["q8_0 batch 8 1.40x"]]
+    assert got["dequantize, 1 thread: at least ggml's speed"] == []
+    assert [m for name, m in got.items() if "gguf-py" in name] == [["q8_0 15.0x"]]
+    assert [m for name, m in got.items() if "one" in name and "2 threads" in name] == [["f32 1.50x"]]
+    assert "- dequantize, 1 thread: at least ggml's speed: met" in compare.targets_text(rows)
+    assert compare.compute_bound("iq2_xxs") and compare.compute_bound("tq1_0") and not compare.compute_bound("q4_0")
+
+
 def _version(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split(".")[:3] if p.isdigit())
 
