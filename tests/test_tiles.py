@@ -444,7 +444,7 @@ def _documented_panel(fmt, rows8):
 
 
 def _documented_x16_block(fmt, rows16):
-    """block_q8_0x16 from 16 rows' blocks (16, type_size): d[16], qs[64 i + 4 r + j] = row r's qs[4 i + j];
+    """block_q8_0x16 from 16 rows' blocks (16, type_size): d[16], u[64 i + 4 r + j] = row r's qs[4 i + j] + 128;
     block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks: d[16], dmin[16],
     scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j;
     block_q2_Kx16: d[16], dmin[16], scales[16 s + r], qs[64 g + 4 r + j];
@@ -456,7 +456,7 @@ def _documented_x16_block(fmt, rows16):
     def lanes(field, width):   # (16, nbytes) -> groups of `width` bytes, row r's group in lane r
         return field.reshape(16, -1, width).transpose(1, 0, 2).reshape(-1)
     if fmt.name == "q8_0":     # block_q8_0: d, qs[32]
-        return np.concatenate([rows16[:, 0:2].reshape(-1), lanes(rows16[:, 2:34], 4)])
+        return np.concatenate([rows16[:, 0:2].reshape(-1), lanes(rows16[:, 2:34] ^ 0x80, 4)])
     if fmt.name == "q2_K":     # block_q2_K: scales[16], qs[64], d, dmin
         return np.concatenate([rows16[:, 80:82].reshape(-1), rows16[:, 82:84].reshape(-1), lanes(rows16[:, 0:16], 1),
                                lanes(rows16[:, 16:80], 4)])

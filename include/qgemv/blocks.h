@@ -448,11 +448,12 @@ typedef struct {
 } block_q2_Kx16;
 static_assert(sizeof(block_q2_Kx16) == 16 * sizeof(block_q2_K), "wrong q2_Kx16 block size/padding");
 
-/* q8_0 (src/formats/q8_0_x16.h): d[r], qs[64 i + 4 r + j] = row r's qs[4 i + j] (i < 8, j < 4), so
- * one 64-byte load gives lane i of ggml's AVX2 dot (values 4 i .. 4 i + 3) for 16 rows */
+/* q8_0 (src/formats/q8_0_x16.h): d[r], u[64 i + 4 r + j] = row r's qs[4 i + j] + 128 (i < 8, j < 4:
+ * the sign bit flipped, vpdpbusd's unsigned operand), so one 64-byte load gives lane i of ggml's
+ * AVX2 dot (values 4 i .. 4 i + 3) for 16 rows */
 typedef struct {
     qgemv_half d[16];
-    int8_t qs[16 * 32];
+    uint8_t u[16 * 32];
 } block_q8_0x16;
 static_assert(sizeof(block_q8_0x16) == 16 * sizeof(block_q8_0), "wrong q8_0x16 block size/padding");
 

@@ -20,6 +20,15 @@
 #define QGEMV_AVX512_BF16 1
 #endif
 
+/* v stays in a register where it is loaded, for every use after: GCC otherwise folds a vector
+ * it can load again into each instruction that reads it (the float tiles' activations, 15
+ * loads per 12 fmas; q8_0's levels, loaded again for a pass's second column) */
+#if defined(__GNUC__) || defined(__clang__)
+#define QGEMV_IN_REGISTER(v) __asm__("" : "+v"(v))
+#else
+#define QGEMV_IN_REGISTER(v) ((void)0)
+#endif
+
 /* A row's vec_dot reads its weights once, front to back: asking for the line QGEMV_STREAM_AHEAD
  * bytes ahead at every block keeps enough reads in flight for a GEMV streaming from DRAM (the
  * hardware prefetcher alone leaves a thread well short of its bandwidth).  A hint only: it

@@ -281,13 +281,6 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits. */
 #if defined(QGEMV_AVX2)
-/* a column's vector loaded once into a register for all the block's rows: left to itself, GCC
- * folded f32's activation loads into every fma, 15 loads per 12 fmas */
-#if defined(__GNUC__) || defined(__clang__)
-#define QGEMV_IN_REGISTER(v) __asm__("" : "+v"(v))
-#else
-#define QGEMV_IN_REGISTER(v) ((void)0)
-#endif
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
 #define QGEMV_FLOAT_SLAB 1024    /* values of AVX-512's two-pass slabs: a multiple of 2 spans */
 /* the MXCSR a family's madds run under: 0, the caller's own, for all but one (bf16_odd_even,

@@ -4,82 +4,125 @@
  *     l_i = fma(d_x d_y, (float) sum_{j = 4i .. 4i + 3} q_j a_j, l_i)     blocks in order,
  *     result = hsum_float_8(l) = ((l_0 + l_4) + (l_2 + l_6)) + ((l_1 + l_5) + (l_3 + l_7)).
  * A panel block (block_q8_0x16, include/qgemv/blocks.h) holds block b of 16 rows with row r in
- * lane r, so one 64-byte load of group i is lane i's 4 values of each of the 16 rows.  vpdpbusd
- * of u = q + 128 (the sign bit flipped) against the column's values 4 i .. 4 i + 3 broadcast,
- * started from -128 times their sum, is lane i's exact int32 for 16 rows; then the same fma per
- * lane into 8 accumulators per column, added at the end in hsum_float_8's order.  Every row and
- * column gets vec_dot's bits, whatever the batch or the layout.  The other variants read the
- * GGUF rows (panel_tile_q8_0 NULL).
+ * lane r, its levels as u = q + 128 (the sign bit flipped once, as the panels are made), so one
+ * 64-byte load of group i is lane i's 4 values of each of the 16 rows.  vpdpbusd of u against
+ * the column's values 4 i .. 4 i + 3 broadcast, started from -128 times their sum, is lane i's
+ * exact int32 for 16 rows; then the same fma per lane into 8 accumulators per column, added at
+ * the end in hsum_float_8's order.  Every row and column gets vec_dot's bits, whatever the batch
+ * or the layout.  The other variants read the GGUF rows (panel_tile_q8_0 NULL).
+ *   Those 8 vpdpbusd, 8 conversions and 8 fmas a block, column and 16 rows are the floor of
+ * that order (24 operations, 3.8 ns at the 6.3 a nanosecond this Xeon runs their chain); the
+ * pass keeps to them: its 8 level vectors loaded once for both its columns and held in
+ * registers (left to itself, GCC loaded them again for the second column), no sign flip, and
+ * the columns' set-up (the offsets and d_y) made once per chunk for a group of panels, not per
+ * panel.  Intel Xeon (AMX), 4096 x 4096 through QMatrix, builds alternating, against the
+ * set-up per panel and the flip in the pass: 2 threads batch 8 1.00-1.03 -> 0.90-0.91 ms,
+ * batch 32 3.62-3.74 -> 3.13-3.18; 1 thread batch 32 7.3-7.7 -> 6.1-6.2; a single column even
+ * (in cache and out).  Tried beside: 3 or 4 columns a pass (their levels loaded again), even.
  */
 
 /* ---------------------------------------------------------------- the layout */
 static inline void x16_put_row_q8_0(block_q8_0x16 *p, int r, const block_q8_0 *x) {
     p->d[r] = x->d;
-    for (int i = 0; i < 8; i++) memcpy(&p->qs[64 * i + 4 * r], &x->qs[4 * i], 4);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 4; j++) p->u[64 * i + 4 * r + j] = (uint8_t)(x->qs[4 * i + j] ^ 0x80);
 }
 QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
 
 /* ---------------------------------------------------------------- products */
 #if defined(QGEMV_AVX512)
-#define QGEMV_X16_COLS_Q8_0 2   /* columns per pass: 8 accumulators each, in registers */
-#define X16_Q8_0_SIDE 64       /* blocks whose column set-up a pass makes at once */
+#define QGEMV_X16_COLS_Q8_0 2   /* columns a pass: 8 accumulators each and the 8 level vectors, in registers */
+#define X16_Q8_0_SIDE 64       /* blocks a chunk: the span of a column's set-up */
+#define X16_Q8_0_PANELS 8      /* panels a batch's column set-up serves */
 
-/* nb panel blocks against CB <= QGEMV_X16_COLS_Q8_0 columns (q8_0 blocks at a + j act_stride):
- * out[r * out_stride + j] for the 16 rows */
-QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t nb, const block_q8_0x16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, float *out, int64_t out_stride) {
-    const block_q8_0 *y[QGEMV_X16_COLS_Q8_0];
-    __m512 acc[QGEMV_X16_COLS_Q8_0][8];
-    for (int j = 0; j < CB; j++) {
-        y[j] = (const block_q8_0 *)(a + j * act_stride);
-        for (int i = 0; i < 8; i++) acc[j][i] = _mm512_setzero_ps();
+/* a column's set-up for a chunk of blocks, which the passes broadcast straight from memory (made
+ * in registers, each took a shuffle on the pipes the fmas and vpdpbusd want): per block
+ * vpdpbusd's start -128 sum_{j = 4i .. 4i + 3} a_j for each lane i, and d_y */
+typedef struct {
+    int32_t off[X16_Q8_0_SIDE][8];
+    float dy[X16_Q8_0_SIDE];
+} x16_column_q8_0;
+
+static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_column_q8_0 *c) {
+    for (int64_t k = 0; k < kn; k++) {
+        const __m256i s4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
+                                               _mm256_loadu_si256((const __m256i *)y[k].qs));
+        _mm256_storeu_si256((__m256i *)c->off[k], _mm256_sub_epi32(_mm256_setzero_si256(), s4));
+        c->dy[k] = scale_q8_0(&y[k]);
     }
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
-    for (int64_t k0 = 0; k0 < nb; k0 += X16_Q8_0_SIDE) {
-        const int64_t kn = nb - k0 < X16_Q8_0_SIDE ? nb - k0 : X16_Q8_0_SIDE;
-        /* each column's per-block set-up first, in memory: -128 times the sum of each lane's 4
-         * activations, and d_y; the block loop then broadcasts them straight from memory
-         * (loads), where made in registers each took a shuffle, on the pipes the fmas and
-         * vpdpbusd want (C harness, 4096 x 4096, 1 thread: batch 32 1.22-1.32x, 16 1.08x, 8
-         * 1.16x, 2 1.06x, 1 even) */
-        int32_t off[QGEMV_X16_COLS_Q8_0][X16_Q8_0_SIDE][8];
-        float dy[QGEMV_X16_COLS_Q8_0][X16_Q8_0_SIDE];
-        for (int j = 0; j < CB; j++)
-            for (int64_t k = 0; k < kn; k++) {
-                const block_q8_0 *yb = &y[j][k0 + k];
-                const __m256i s4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
-                                                       _mm256_loadu_si256((const __m256i *)yb->qs));
-                _mm256_storeu_si256((__m256i *)off[j][k], _mm256_sub_epi32(_mm256_setzero_si256(), s4));
-                dy[j][k] = scale_q8_0(yb);
-            }
-        for (int64_t k = 0; k < kn; k++) {
-            const block_q8_0x16 *b = p + k0 + k;
-            __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
+}
+
+/* kn panel blocks against CB <= QGEMV_X16_COLS_Q8_0 columns (their blocks y[j], set-up c[j]):
+ * acc[j][i] += lane i of the 16 rows' products, block after block */
+QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const block_q8_0 *const *y,
+                                       const x16_column_q8_0 *c, const int CB, __m512 (*acc_)[8]) {
+    __m512 acc[QGEMV_X16_COLS_Q8_0][8];
+    for (int j = 0; j < CB; j++)
+        for (int i = 0; i < 8; i++) acc[j][i] = acc_[j][i];
+    for (int64_t k = 0; k < kn; k++) {
+        const block_q8_0x16 *b = p + k;
+        __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
+        for (int i = 0; i < 8; i++) {
+            QGEMV_PREFETCH_PASS_LINE(b->u + 64 * i, CB);
+            u[i] = _mm512_loadu_si512((const void *)(b->u + 64 * i));
+            QGEMV_IN_REGISTER(u[i]);
+        }
+        const __m512 dw = x16_factors(b->d);
+        for (int j = 0; j < CB; j++) {
+            const int8_t *aq = y[j][k].qs;
+            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(c[j].dy[k]));
             for (int i = 0; i < 8; i++) {
-                QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * i, CB);
-                u[i] = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b->qs + 64 * i)), flip);
-            }
-            const __m512 dw = x16_factors(b->d);
-            for (int j = 0; j < CB; j++) {
-                const int8_t *aq = y[j][k0 + k].qs;
-                const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(dy[j][k]));
-                for (int i = 0; i < 8; i++) {
-                    const __m512i s = qgemv_dpbusd_bcst_512(_mm512_set1_epi32(off[j][k][i]), u[i], aq + 4 * i);
-                    acc[j][i] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[j][i]);
-                }
+                const __m512i s = qgemv_dpbusd_bcst_512(_mm512_set1_epi32(c[j].off[k][i]), u[i], aq + 4 * i);
+                acc[j][i] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[j][i]);
             }
         }
     }
-    for (int j = 0; j < CB; j++) {
-        const __m512 *l = acc[j];
-        const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
-                                         _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
-        float o[16];
-        _mm512_storeu_ps(o, sum);
-        for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
+    for (int j = 0; j < CB; j++)
+        for (int i = 0; i < 8; i++) acc_[j][i] = acc[j][i];
+}
+
+/* vec_dot_tile over npanels panels: by groups of X16_Q8_0_PANELS panels (one panel at a time
+ * for a single column, whose panels then stream in memory order), QGEMV_X16_COLS_Q8_0 columns
+ * and chunks of X16_Q8_0_SIDE blocks: the columns' set-up for a chunk once, then each panel's
+ * pass over it, its accumulators kept between chunks */
+static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
+                            const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
+                            int64_t out_stride) {
+    const int64_t nb = n / 32, group = ncols > 1 ? X16_Q8_0_PANELS : 1;
+    x16_column_q8_0 col[QGEMV_X16_COLS_Q8_0];
+    __m512 acc[X16_Q8_0_PANELS][QGEMV_X16_COLS_Q8_0][8];
+    for (int64_t i0 = 0; i0 < npanels; i0 += group) {
+        const int64_t pn = npanels - i0 < group ? npanels - i0 : group;
+        for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_COLS_Q8_0) {
+            const int CB = ncols - c0 < QGEMV_X16_COLS_Q8_0 ? (int)(ncols - c0) : QGEMV_X16_COLS_Q8_0;
+            for (int64_t i = 0; i < pn; i++)
+                for (int j = 0; j < CB; j++)
+                    for (int l = 0; l < 8; l++) acc[i][j][l] = _mm512_setzero_ps();
+            for (int64_t k0 = 0; k0 < nb; k0 += X16_Q8_0_SIDE) {
+                const int64_t kn = nb - k0 < X16_Q8_0_SIDE ? nb - k0 : X16_Q8_0_SIDE;
+                const block_q8_0 *y[QGEMV_X16_COLS_Q8_0];
+                for (int j = 0; j < CB; j++) {
+                    y[j] = (const block_q8_0 *)((const uint8_t *)a + (c0 + j) * act_stride) + k0;
+                    x16_set_up_column_q8_0(y[j], kn, &col[j]);
+                }
+                for (int64_t i = 0; i < pn; i++) {
+                    const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + (i0 + i) * panel_stride) + k0;
+                    if (CB == 1) x16_pass_q8_0(kn, p, y, col, 1, acc[i]);
+                    else x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, acc[i]);
+                }
+            }
+            for (int64_t i = 0; i < pn; i++)   /* each row's lanes in hsum_float_8's order */
+                for (int j = 0; j < CB; j++) {
+                    const __m512 *l = acc[i][j];
+                    const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
+                                                     _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
+                    float o[16];
+                    _mm512_storeu_ps(o, sum);
+                    for (int r = 0; r < 16; r++) out[(16 * (i0 + i) + r) * out_stride + c0 + j] = o[r];
+                }
+        }
     }
 }
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q8_0, 32, QGEMV_X16_COLS_Q8_0)
 #else
 #define panel_tile_q8_0 NULL   /* the table's entry (QGEMV_FOR_EACH_INTERLEAVED) */
 #endif
