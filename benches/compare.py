@@ -260,7 +260,7 @@ def targets(rows) -> list[tuple[str, list[str]]]:
                    [miss(r, f"{r['ratio']:.2f}x") for r in out2 if r["ratio"] < 1]),
                   (f"GEMV out of cache, 2 threads: {BANDWIDTH_SHARE}% of the read bandwidth "
                    f"({', '.join(BANDWIDTH_FORMATS)})",
-                   [miss(r, f"{r['pct_bw']:.0f}%") for r in out2
+                   [miss(r, f"{r['pct_bw']:.1f}%") for r in out2
                     if r["format"] in BANDWIDTH_FORMATS and r["pct_bw"] < BANDWIDTH_SHARE]),
                   (f"GEMV out of cache, 2 threads: {COMPUTE_BOUND_RATIO}x ggml where ggml is compute-bound",
                    [miss(r, f"{r['ratio']:.2f}x") for r in out2

@@ -240,7 +240,7 @@ def test_compare_checks_the_rows_against_issue_6s_targets():
             dict(op="quantize", format="q8_0", batch=None, threads=1, qgemv_ms=1.0, ratio=0.5)]
     got = dict(compare.targets(rows))
     assert got["GEMV out of cache, 2 threads: at least ggml's speed"] == ["f32 0.90x"]
-    assert [m for name, m in got.items() if "read bandwidth" in name] == [["q4_0 85%"]]
+    assert [m for name, m in got.items() if "read bandwidth" in name] == [["q4_0 85.0%"]]
     assert [m for name, m in got.items() if "compute-bound" in name] == [["q5_0 1.20x"]]
     assert got["GEMV in cache, 1 thread: at least ggml's speed"] == ["q8_0 0.98x ~"]
     assert [m for name, m in got.items() if name.startswith("batches")] == [["q8_0 batch 8 1.40x"]]
