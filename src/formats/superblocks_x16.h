@@ -482,18 +482,22 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_d
         }
     x16_fold_512(acc, x16_factors(b->d), y, ib, isum, CB);
 }
-QGEMV_ALWAYS_INLINE void x16_pass_q6_K(int64_t nb, const block_q6_Kx16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m512 acc[QGEMV_X16_COLS];
-    x16_columns_512(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) x16_superblock_q6_K(p + ib, NULL, y, ib, CB, acc);
-    x16_store_512(acc, CB, out, out_stride);
-}
-QGEMV_ALWAYS_INLINE void x16_wide_group_q6_K(const x16_decoded_q6_K *dec, const block_q8_K *const *y, int64_t ib,
-                                             const int CB, __m512 *acc) {
-    x16_superblock_q6_K(dec->b, dec, y, ib, CB, acc);
-}
+/* a pass and a wide pass's group of a format whose super-block kernel x16_superblock_<name>
+ * reads its levels either decoded (dec) or from the panel (dec NULL) */
+#define QGEMV_DEFINE_X16_PASSES_OF_SUPERBLOCK(name)                                              \
+    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
+                                             int64_t act_stride, const int CB, float *out, int64_t out_stride) { \
+        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
+        __m512 acc[QGEMV_X16_COLS];                                                             \
+        x16_columns_512(a, act_stride, CB, y, acc);                                             \
+        for (int64_t ib = 0; ib < nb; ib++) x16_superblock_##name(p + ib, NULL, y, ib, CB, acc); \
+        x16_store_512(acc, CB, out, out_stride);                                                \
+    }                                                                                           \
+    QGEMV_ALWAYS_INLINE void x16_wide_group_##name(const x16_decoded_##name *dec, const block_q8_K *const *y, \
+                                                   int64_t ib, const int CB, __m512 *acc) {     \
+        x16_superblock_##name(dec->b, dec, y, ib, CB, acc);                                     \
+    }
+QGEMV_DEFINE_X16_PASSES_OF_SUPERBLOCK(q6_K)
 /* q2_K: levels in 2-bit fields (bits 2 f, 2 f + 1 of qs group g: values 128 (g / 8) + 32 f +
  * 4 (g % 8) ..), 4 groups per 16-value sub-block, times the rows' 4-bit scales; the minimums'
  * sum m bsum through vpdpwssd of the rows' minimum pairs against the column's 16-value bsums;
@@ -696,18 +700,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const x16_d
         }
     x16_fold_512(acc, x16_factors(b->d), y, ib, isum, CB);
 }
-QGEMV_ALWAYS_INLINE void x16_pass_q3_K(int64_t nb, const block_q3_Kx16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m512 acc[QGEMV_X16_COLS];
-    x16_columns_512(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) x16_superblock_q3_K(p + ib, NULL, y, ib, CB, acc);
-    x16_store_512(acc, CB, out, out_stride);
-}
-QGEMV_ALWAYS_INLINE void x16_wide_group_q3_K(const x16_decoded_q3_K *dec, const block_q8_K *const *y, int64_t ib,
-                                             const int CB, __m512 *acc) {
-    x16_superblock_q3_K(dec->b, dec, y, ib, CB, acc);
-}
+QGEMV_DEFINE_X16_PASSES_OF_SUPERBLOCK(q3_K)
 
 /* iq4_xs: levels kvalues_iq4nl[q] + 128 in [1, 241] (one vpshufb per nibble vector), 8 groups per
  * 32-value sub-block, whose chains start at -128 bsum_s (x16_chain_starts; the offset's 4
