@@ -387,7 +387,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"before and after): 1 thread {bandwidth[1]:.1f} GB/s, 2 threads {bandwidth[2]:.1f} GB/s.",
         f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side for gemv, about half a second's worth "
         f"(3-400 calls) for dequant and quantize (qgemv and ggml alternating in blocks of 5, "
-        f"first call of each block dropped). \"(out)\": weights rotated through copies totalling >= 256 MiB. "
+        f"each block after {harness.WARMUP * 1e3:.0f} ms of untimed calls). "
+        f"\"(out)\": weights rotated through copies totalling >= 256 MiB. "
         f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time "
         f"(quantize: float32 input bytes / time). "
         f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs; \"~\": the two "

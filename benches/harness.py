@@ -5,8 +5,9 @@ Everything is parametrized from the format table (``qgemv.formats("matmul")``,
 the op.
 
 Timing on a small shared machine: qgemv and ggml are timed in alternating blocks of calls
-(``interleaved``) so both see the same background load, the first call of each block is a
-warm-up (thread pools waking), and figures are medians over all the remaining calls.
+(``interleaved``) so both see the same background load, each block after untimed calls that
+last at least WARMUP seconds (thread pools waking, the clocks coming back up after the other
+side's block), and figures are medians over all the timed calls.
 """
 from __future__ import annotations
 
@@ -151,10 +152,18 @@ def read_bandwidth(n_threads: int, nbytes: int = 1 << 30, reps: int = 7, stat=No
 
 
 # ---------------------------------------------------------------------- timing
-def interleaved(runners: dict, reps: int, block: int = 5) -> dict:
+# untimed calls before each block, in seconds (one call at least).  One call was not enough:
+# after the other side's block (or any pause) the next calls ran slower for a few
+# milliseconds, which weighs on the faster side's short calls most (Intel Xeon, q4_0 14336 x
+# 4096 out of cache, 2 threads, alone 1.12-1.14 ms: blocks after 10 ms sleeps 1.17-1.24,
+# after ggml's 1.16-1.18; with 5-10 ms of warm-up 1.12-1.13, ggml's own times even)
+WARMUP = 0.01
+
+
+def interleaved(runners: dict, reps: int, block: int = 5, warmup: float = WARMUP) -> dict:
     """Run each ``runners[name]()`` (returns its own seconds as a float, else it is timed here) in alternating
-    blocks of ``block`` calls until each has ``reps`` timed calls (the first call of every
-    block is a warm-up and not kept).  Returns name -> list of seconds.
+    blocks of ``block`` timed calls until each has ``reps``, each block after untimed calls
+    lasting ``warmup`` seconds (one at least).  Returns name -> list of seconds.
 
     A runner may have ``pause`` / ``resume`` attributes (ggml's thread pool) called around
     its blocks so idle workers do not spin while the others are timed.
@@ -164,12 +173,14 @@ def interleaved(runners: dict, reps: int, block: int = 5) -> dict:
         for name, run in runners.items():
             if len(times[name]) >= reps:
                 continue
-            for i in range(block + 1):
+            start = time.perf_counter()
+            run()
+            while time.perf_counter() - start < warmup:
+                run()
+            for _ in range(block):
                 t0 = time.perf_counter()
                 t = run()
-                dt = t if isinstance(t, float) else time.perf_counter() - t0
-                if i:
-                    times[name].append(dt)
+                times[name].append(t if isinstance(t, float) else time.perf_counter() - t0)
             if hasattr(run, "pause"):
                 run.pause()
     return times

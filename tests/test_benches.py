@@ -5,6 +5,7 @@ Skipped when no ggml library is installed (libggml-python or QGEMV_GGML_LIB).
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -210,6 +211,20 @@ def test_compare_gives_out_of_cache_rows_the_bandwidth_beside_them():
     inside = compare.finish(dict(base, shape=(4096, 4096)), {1: 10.0, 2: 20.0})
     out = compare.finish(dict(base, shape=(14336, 4096), bw_beside=12.5), {1: 10.0, 2: 20.0})
     assert inside["pct_bw"] == 100 * 10.0 / 20.0 and out["pct_bw"] == 100 * 10.0 / 12.5
+
+
+def test_interleaved_times_blocks_after_a_warm_up():
+    """Each runner's calls come in blocks of `block` timed calls, each block after untimed calls
+    lasting `warmup` seconds (one at least); runners alternate block by block; a runner's
+    returned float is its time."""
+    calls = []
+    runners = {"a": lambda: calls.append("a"), "b": lambda: calls.append("b") or 0.5}
+    times = harness.interleaved(runners, reps=4, block=2, warmup=0.0)
+    assert calls == list("aaabbb" * 2) and len(times["a"]) == 4 and times["b"] == [0.5] * 4
+    stamps = []
+    slow = {"a": lambda: (stamps.append(time.perf_counter()), time.sleep(0.002))}
+    harness.interleaved(slow, reps=2, block=2, warmup=0.009)
+    assert len(stamps) >= 4 and stamps[-2] - stamps[0] >= 0.0089   # untimed calls for 9 ms, then 2 timed
 
 
 def test_compare_marks_disturbed_rows():
