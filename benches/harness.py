@@ -6,8 +6,8 @@ the op.
 
 Timing on a small shared machine: qgemv and ggml are timed in alternating blocks of calls
 (``interleaved``) so both see the same background load, each block after untimed calls that
-last at least WARMUP seconds (thread pools waking, the clocks coming back up after the other
-side's block), and figures are medians over all the timed calls.
+last at least WARMUP seconds (thread pools waking, and the first calls after the other side's
+block running slow for a few milliseconds), and figures are medians over all the timed calls.
 """
 from __future__ import annotations
 

@@ -1277,7 +1277,6 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
 #endif
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
 #define QGEMV_X16_AMX_TRY_q3_K(...) 0
-#define QGEMV_X16_AMX_TRY_q8_0(...) 0
 
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
  * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block */
