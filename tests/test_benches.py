@@ -262,6 +262,8 @@ def test_compare_checks_the_rows_against_issue_6s_targets():
     assert got["dequantize, 1 thread: at least ggml's speed"] == []
     assert [m for name, m in got.items() if "gguf-py" in name] == [["q8_0 15.0x"]]
     assert [m for name, m in got.items() if "one" in name and "2 threads" in name] == [["f32 1.50x"]]
+    rows[4]["ratio_min"] = 2.0                                     # f32's 2-thread row disturbed
+    assert [m for name, m in compare.targets(rows) if "one" in name and "2 threads" in name] == [["f32 1.50x ~"]]
     assert "- dequantize, 1 thread: at least ggml's speed: met" in compare.targets_text(rows)
     assert compare.compute_bound("iq2_xxs") and compare.compute_bound("tq1_0") and not compare.compute_bound("q4_0")
 
