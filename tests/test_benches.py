@@ -264,6 +264,10 @@ def test_compare_checks_the_rows_against_issue_6s_targets():
     assert [m for name, m in got.items() if "one" in name and "2 threads" in name] == [["f32 1.50x"]]
     rows[4]["ratio_min"] = 2.0                                     # f32's 2-thread row disturbed
     assert [m for name, m in compare.targets(rows) if "one" in name and "2 threads" in name] == [["f32 1.50x ~"]]
+    rows[4]["qgemv_1t_ms"], rows[4]["ratio_min"] = 1.9, 0.9        # one thread timed beside it
+    assert [m for name, m in compare.targets(rows) if "one" in name and "2 threads" in name] == [[]]
+    rows[0]["qgemv_1t_ms"] = 1.7                                   # ... and preferred to its own row
+    assert [m for name, m in compare.targets(rows) if "one" in name and "2 threads" in name] == [["q4_0 1.70x"]]
     assert "- dequantize, 1 thread: at least ggml's speed: met" in compare.targets_text(rows)
     assert compare.compute_bound("iq2_xxs") and compare.compute_bound("tq1_0") and not compare.compute_bound("q4_0")
 
