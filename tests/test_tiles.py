@@ -93,14 +93,15 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 
 @pytest.mark.parametrize("fmt", [f for f in MATMUL if f.block_size == 1], ids=ids)
 @pytest.mark.parametrize("cols", [37, 96, 293, 600, 1000, 2600])
-@pytest.mark.parametrize("batch", [2, 3, 7, 8, 11])
+@pytest.mark.parametrize("batch", [2, 3, 7, 8, 11, 25])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
     """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) or 4 x 6 (AVX-512) over
     one accumulator's spans (whole 64-byte lines: 96 and 1000 leave a 32- and a 40-value scalar
     tail; 600 and 1000 end on a lone span), then the other's, with 1, 2 or 3 rows and fewer
-    columns left over (src/formats/elements.h): across blocks, spans, short blocks and the
-    scalar tail every (r, c) is still vec_dot's bits."""
+    columns left over (src/formats/elements.h); AVX-512's f32 batches of 8 and more go slab by
+    slab (256 values, a last short one; 25 columns: two packed groups and two chunks): across
+    blocks, spans, slabs, short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
     m, x, xq = _setup(fmt, rows, batch, seed=cols + batch, cols=cols)
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
@@ -275,8 +276,10 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
 def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
-    batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f16
-    takes its batches of 6 and more from columns widened to float32 (src/formats/elements.h):
+    batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f32
+    takes its batches of 8 and more slab by slab from columns packed slab-major
+    (src/formats/elements.h): test_float_tiles_are_vec_dot_bits_over_long_rows' batches of 8, 11
+    and 25 run it.  f16 takes its batches of 6 and more from columns widened to float32:
     test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order's batch of 8 and
     test_tiles_are_vec_dot_bits_for_any_shape's of 9 and 33 run it.  So does bf16 on avx512bf16
     from 8 columns, in fmas (matmul_act's default; QMatrix where _dispatch.bf16_fma says):
@@ -284,7 +287,7 @@ def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
     packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
-        floats = {"f16": 6, **({"bf16": 8} if isa == "avx512bf16" else {})}
+        floats = {"f32": 8, "f16": 6, **({"bf16": 8} if isa == "avx512bf16" else {})}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: {**packed, **floats}.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
         # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
