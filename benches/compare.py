@@ -288,16 +288,19 @@ def targets(rows) -> list[tuple[str, list[str]]]:
                       [f"{r['format']} {r['numpy_ms'] / r['qgemv_ms']:.1f}x" for r in dequant
                        if "numpy_ms" in r and r["numpy_ms"] / r["qgemv_ms"] < GGUF_PY_RATIO]))
     # 2 threads against 1: the one-thread calls timed beside the row's own (qgemv_1t_ms), else
-    # the format's one-thread row
+    # the format's one-thread row; (its ms, the rows whose disturbance it carries)
     one = {r["format"]: r for r in rows if case(r, "gemv", "out", 1, 1)}
-    pairs = [(r.get("qgemv_1t_ms") or one[r["format"]]["qgemv_ms"], r,
-              [r] if "qgemv_1t_ms" in r else [one[r["format"]], r])
-             for r in rows if case(r, "gemv", "out", 1, 2) and ("qgemv_1t_ms" in r or r["format"] in one)]
+
+    def one_thread(r2):
+        if "qgemv_1t_ms" in r2:
+            return r2["qgemv_1t_ms"], [r2]
+        return one[r2["format"]]["qgemv_ms"], [one[r2["format"]], r2]
+    pairs = [(r, *one_thread(r)) for r in rows
+             if case(r, "gemv", "out", 1, 2) and ("qgemv_1t_ms" in r or r["format"] in one)]
     if pairs:
         found.append((f"GEMV out of cache: 2 threads {THREADS_SPEEDUP}x one",
-                      [f"{r2['format']} {ms1 / r2['qgemv_ms']:.2f}x"
-                       + (" ~" if any(map(disturbed, both)) else "") for ms1, r2, both in pairs
-                       if ms1 / r2["qgemv_ms"] < THREADS_SPEEDUP]))
+                      [f"{r2['format']} {ms1 / r2['qgemv_ms']:.2f}x" + (" ~" if any(map(disturbed, both)) else "")
+                       for r2, ms1, both in pairs if ms1 / r2["qgemv_ms"] < THREADS_SPEEDUP]))
     return found
 
 
@@ -405,7 +408,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"ratios part by more than {DISTURBED}x, a row disturbed by other jobs (read its (min)). "
         f"% bw: of the read bandwidth at the same thread count (out of cache: a probe of 3 reductions "
         f"just before the case, as the machine's bandwidth drifts during a run). The 2-threads-against-1 "
-        f"target compares the 2-thread out-of-cache calls with 1-thread calls timed in the same alternating blocks. numpy ms: float32 `dequantize(W) @ x` "
+        f"target compares the 2-thread out-of-cache calls with 1-thread calls timed in the same "
+        f"alternating blocks. numpy ms: float32 `dequantize(W) @ x` "
         f"(OpenBLAS, same threads) for gemv; gguf-py's `dequantize` for dequant.",
         "",
         markdown_table(rows),

@@ -5,10 +5,9 @@
  * The driver (qgemv/_kernels.pyx: _matmul_packed, which the floats share with packings of
  * their own, src/formats/elements.h: f16's and bf16's columns widened to float32, f32's
  * slab-major) packs the batch once for every thread (pack_columns_q8_K: 16 columns a group, as
- * block_q8_Kx16c, include/qgemv/blocks.h),
- * and reads the GGUF rows or, where a QMatrix has prepared them, its panels' rows
- * (packed_panel_tile: the IQ grids' code blocks, iq1_s's and iq1_m's trit blocks, whose decode
- * needs no grid lookups).  A tile then decodes 8 rows at a time, a chunk of super-blocks each,
+ * block_q8_Kx16c, include/qgemv/blocks.h), and reads the GGUF rows or, where a QMatrix has
+ * prepared them, its panels' rows (packed_panel_tile: the IQ grids' code blocks, iq1_s's and
+ * iq1_m's trit blocks, whose decode needs no grid lookups).  A tile then decodes 8 rows at a time, a chunk of super-blocks each,
  * to biased bytes u = q + 64 (in [1, 127]) and int32 scales 2 s + 1
  * (decode(block, &qgemv_decoded_u8)), and for each 16 columns sums per row and super-block
  *     t = sum_k (2 s_k + 1) (sum_j u_j a_j - 64 sum_j a_j) = sum_k (2 s_k + 1) sum_j q_j a_j,
