@@ -595,12 +595,15 @@ static void packed_tile_f32(int64_t n, const void *restrict w, int64_t row_strid
     enum { RB = 4, CB = 6, Q = QGEMV_SLAB_ROWS_F32 / RB, P = QGEMV_SLAB_COLS_F32 / CB, S = QGEMV_SLAB_F32 };
     const int64_t nv = n / 64 * 64, group = (n + S - 1) / S * 16 * S;   /* floats a group of 16 columns */
     const float *cols = (const float *)packed;
-    /* column c's value i: its group's slab i / S */
+    /* row r's value i; column c's value i: its group's slab i / S */
+#define QGEMV_SLAB_ROW_F32(r, i) ((const float *)((const uint8_t *)w + (r) * row_stride) + (i))
 #define QGEMV_SLAB_COLUMN_F32(c, i) (cols + (c) / 16 * group + (16 * ((i) / S) + (c) % 16) * S + (i) % S)
     __m512 sums[Q][P][4][6];
     for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_SLAB_COLS_F32) {
         const int64_t nc = ncols - c0 < QGEMV_SLAB_COLS_F32 ? ncols - c0 : QGEMV_SLAB_COLS_F32;
-        const int64_t passes = (nc + CB - 1) / CB;   /* near-equal column blocks (8 as 4 + 4) */
+        const int64_t passes = (nc + CB - 1) / CB;
+        int64_t cs[P + 1];   /* column block p: columns cs[p] .. cs[p + 1], near-equal (8 as 4 + 4) */
+        for (int64_t p = 0; p <= passes; p++) cs[p] = c0 + p * nc / passes;
         for (int64_t r0 = 0; r0 < nrows; r0 += QGEMV_SLAB_ROWS_F32) {
             const int64_t nr = nrows - r0 < QGEMV_SLAB_ROWS_F32 ? nrows - r0 : QGEMV_SLAB_ROWS_F32;
             const int64_t nq = (nr + RB - 1) / RB;
@@ -613,18 +616,15 @@ static void packed_tile_f32(int64_t n, const void *restrict w, int64_t row_strid
                 for (int64_t q = 0; q < nq; q++) {
                     const int rb = nr - RB * q < RB ? (int)(nr - RB * q) : RB;
                     const float *x[4], *next[4];
-                    for (int k = 0; k < RB; k++)
-                        x[k] = (const float *)((const uint8_t *)w + (r0 + RB * q + (k < rb ? k : rb - 1)) * row_stride) + k0;
+                    for (int k = 0; k < RB; k++) x[k] = QGEMV_SLAB_ROW_F32(r0 + RB * q + (k < rb ? k : rb - 1), k0);
                     /* the next block's rows: the next 4 rows of this slab, or the first of the next slab */
                     const int64_t qn = q + 1 < nq ? q + 1 : 0, kn = q + 1 < nq ? k0 : k0 + S;
                     const int nnext_rows = kn < nv ? (int)(nr - RB * qn < RB ? nr - RB * qn : RB) : 0;
-                    for (int k = 0; k < nnext_rows; k++)
-                        next[k] = (const float *)((const uint8_t *)w + (r0 + RB * qn + k) * row_stride) + kn;
+                    for (int k = 0; k < nnext_rows; k++) next[k] = QGEMV_SLAB_ROW_F32(r0 + RB * qn + k, kn);
                     for (int64_t p = 0; p < passes; p++) {
-                        const int64_t c = c0 + p * nc / passes;
-                        const int cb = (int)(c0 + (p + 1) * nc / passes - c);
+                        const int cb = (int)(cs[p + 1] - cs[p]);
                         const float *y[6];
-                        for (int k = 0; k < CB; k++) y[k] = QGEMV_SLAB_COLUMN_F32(c + (k < cb ? k : cb - 1), k0);
+                        for (int k = 0; k < CB; k++) y[k] = QGEMV_SLAB_COLUMN_F32(cs[p] + (k < cb ? k : cb - 1), k0);
                         const int nnext = p == 0 ? nnext_rows : 0;
                         switch (rb * 8 + cb) {
                         QGEMV_FLOAT_CASES_4x6_OF(QGEMV_SLAB_BLOCK_CASE, f32)
@@ -633,19 +633,18 @@ static void packed_tile_f32(int64_t n, const void *restrict w, int64_t row_strid
                 }
             }
             for (int64_t q = 0; q < nq; q++)   /* each (row, column): hsum, then the scalar tail */
-                for (int64_t p = 0; p < passes; p++) {
-                    const int64_t c = c0 + p * nc / passes, cb = c0 + (p + 1) * nc / passes - c;
+                for (int64_t p = 0; p < passes; p++)
                     for (int64_t r = 0; r < RB && RB * q + r < nr; r++) {
-                        const float *x = (const float *)((const uint8_t *)w + (r0 + RB * q + r) * row_stride);
-                        for (int64_t j = 0; j < cb; j++) {
-                            float sum = qgemv_fvec_hsum(sums[q][p][r][j]);
-                            for (int64_t i = nv; i < n; i++) sum += x[i] * *QGEMV_SLAB_COLUMN_F32(c + j, i);
-                            out[(r0 + RB * q + r) * out_stride + c + j] = sum;
+                        const float *x = QGEMV_SLAB_ROW_F32(r0 + RB * q + r, 0);
+                        for (int64_t c = cs[p]; c < cs[p + 1]; c++) {
+                            float sum = qgemv_fvec_hsum(sums[q][p][r][c - cs[p]]);
+                            for (int64_t i = nv; i < n; i++) sum += x[i] * *QGEMV_SLAB_COLUMN_F32(c, i);
+                            out[(r0 + RB * q + r) * out_stride + c] = sum;
                         }
                     }
-                }
         }
     }
+#undef QGEMV_SLAB_ROW_F32
 #undef QGEMV_SLAB_COLUMN_F32
 }
 /* (name, from how many columns, act): below 6 columns f16's packing gains nothing (C harness,
