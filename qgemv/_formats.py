@@ -21,7 +21,8 @@ interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0
               32-value formats but q8_0, ``block_<name>x8`` in include/qgemv/blocks.h, llama.cpp's
               repacked layout in spirit; iq1_s and iq1_m, whose panels hold their rows as trits, and the IQ
               grids, whose panels hold theirs as level codes; 16: the
-              K-quants, iq4_xs, tq2_0 and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector).
+              K-quants, iq4_xs, tq2_0 and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector,
+              and f32 and f16, 16 rows value by value: src/formats/float_panels.h).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
               as the rows; the trit blocks ``block_iq1_st`` and ``block_iq1_mt`` take 82 bytes for
               iq1_s's 50 and 76 for iq1_m's 56; the IQ
@@ -113,8 +114,8 @@ QK_K = 256
 _IQ2_CODES = 2 + QK_K // 32 + QK_K // 4 + QK_K // 8
 _IQ3_CODES = 2 + QK_K // 32 + QK_K // 2 + QK_K // 8
 FORMATS: tuple[Format, ...] = (
-    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}),
-    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}),
+    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}, interleave=16),
+    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}, interleave=16),
     _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
     _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),

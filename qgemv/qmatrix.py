@@ -339,7 +339,7 @@ class QMatrix:
                 _kernels.matmul_panels(isa, fmt.id, fmt.interleave, panels, fmt.panel_row_nbytes(cols), self._data,
                                        self._row_nbytes, cols, xq, out2, n)
             elif (batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.gemv_tiles
-                  and not _dispatch.gemv_prefetch):
+                  and not _dispatch.gemv_prefetch and not (fmt.kind == "float" and _has_panels(isa, fmt.id))):
                 # On a CPU whose prefetcher streams alone (_dispatch.gemv_prefetch off: AMD), a
                 # single column streaming from memory reads fastest one row after another (one
                 # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
@@ -354,7 +354,9 @@ class QMatrix:
                 # software, beat one row after another unprefetched: f32's 4 rows a block 1.08-1.28x
                 # in and out of cache (14336 x 4096, 2 threads: 8.7 -> 7.6 ms), f16's and bf16's
                 # rows one at a time, prefetching, 1.1-1.2x out of cache (src/formats/elements.h),
-                # q2_0 even.
+                # q2_0 even.  Not f32 and f16 where the variant has their panels (AVX-512): their
+                # vec_dot is one scalar chain per row (src/formats/float_panels.h), their tile
+                # copies 16 rows into a panel and runs them side by side.
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
                 # bf16 batches take their packed columns (exact fmas) where _dispatch.bf16_fma says

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qgemv/blocks.h"
@@ -33,6 +34,7 @@ static int qgemv_amx_tiles = 0;
 #include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
 #include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512) */
 #include "formats/elements.h"
+#include "formats/float_panels.h"
 #include "formats/activations.h"
 #include "formats/q32.h"
 #include "formats/q32_x8.h"

@@ -93,15 +93,16 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 
 @pytest.mark.parametrize("fmt", [f for f in MATMUL if f.block_size == 1], ids=ids)
 @pytest.mark.parametrize("cols", [37, 96, 293, 600, 1000, 2600])
-@pytest.mark.parametrize("batch", [2, 3, 7, 8, 11, 25])
+@pytest.mark.parametrize("batch", [2, 3, 7, 8, 11, 25, 33])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
-    """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) or 4 x 6 (AVX-512) over
-    one accumulator's spans (whole 64-byte lines: 96 and 1000 leave a 32- and a 40-value scalar
-    tail; 600 and 1000 end on a lone span), then the other's, with 1, 2 or 3 rows and fewer
-    columns left over (src/formats/elements.h); AVX-512's f32 batches of 8 and more go slab by
-    slab (256 values, a last short one; 25 columns: two packed groups and two chunks): across
-    blocks, spans, slabs, short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
+    """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) or 4 x 6 (AVX-512's
+    bf16) over one accumulator's spans (whole 64-byte lines: 96 and 1000 leave a 32- and a
+    40-value scalar tail; 600 and 1000 end on a lone span), then the other's, with 1, 2 or 3
+    rows and fewer columns left over (src/formats/elements.h); AVX-512's f32 and f16 copy 16
+    rows at a time into a panel (the last 5-7 repeating a row) and run chains of 128 values
+    (a last short one) in blocks of up to 8 columns, 32 a pass (float_panels.h): across blocks,
+    spans, chunks, short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
     m, x, xq = _setup(fmt, rows, batch, seed=cols + batch, cols=cols)
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
@@ -228,12 +229,12 @@ def _dot_in_spans(w: np.ndarray, a: np.ndarray, name: str) -> np.ndarray:
     return _fold_lanes_then_tail(acc[0] + acc[1], w, a, nv)
 
 
-@pytest.mark.parametrize("isa_name, name", [("avx512", "f16"), ("avx512bf16", "f16"), ("avx512", "bf16")])
+@pytest.mark.parametrize("isa_name, name", [("avx512", "bf16")])
 @pytest.mark.parametrize("cols", [64, 200, 600, 4096 + 37])
 @pytest.mark.parametrize("batch", [1, 5, 8])
 def test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order(isa_name, name, cols, batch,
                                                                               monkeypatch):
-    """f16, and bf16 where it is widened, on AVX-512: vec_dot and tile alike give the sums in
+    """bf16 where it is widened (the avx512 variant): vec_dot and tile alike give the sums in
     the order elements.h states, to the bit (numpy float32 emulation above)."""
     if not _kernels.cpu_runs(isa_name) or isa_name not in _kernels.COMPILED_ISAS:
         pytest.skip(f"this CPU (or build) does not run the {isa_name} variant")
@@ -251,6 +252,46 @@ def test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order(is
     got = m @ x
     want = np.stack([_dot_in_spans(w, x[:, c], name) for c in range(batch)], axis=1)
     np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
+
+
+def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.ndarray:
+    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f32 and f16
+    (src/formats/float_panels.h): per chunk of 128 values one chain s = fma(w_i, a_i, s) from 0,
+    in order, the chunks' sums added in order from 0.  fma emulated in float64: the product is
+    exact there (at most 48 bits), the sum rounded once to float64 and once to float32."""
+    rows, n = w.shape
+    w64, a64 = w.astype(np.float64), a.astype(np.float64)
+    total = np.zeros(rows, np.float32)
+    for k0 in range(0, n, chunk):
+        s = np.zeros(rows, np.float32)
+        for i in range(k0, min(n, k0 + chunk)):
+            s = (s.astype(np.float64) + w64[:, i] * a64[i]).astype(np.float32)
+        total = total + s
+    return total
+
+
+@pytest.mark.parametrize("isa_name", ["avx512", "avx512bf16"])
+@pytest.mark.parametrize("name", ["f32", "f16"])
+@pytest.mark.parametrize("cols, rows, batch", [(64, 19, 1), (200, 40, 5), (600, 49, 9), (4096 + 37, 19, 33)])
+def test_f32_and_f16_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, name, cols, rows, batch,
+                                                                           monkeypatch):
+    """f32 and f16 on AVX-512: vec_dot, the GGUF rows' tile and the panels (a prepared matrix:
+    whole panels and the last rows % 16 from the GGUF rows; 3-panel groups and a short one;
+    columns by 8 and 32) give the chains of float_panels.h, to the bit (numpy emulation above)."""
+    if not _kernels.cpu_runs(isa_name) or isa_name not in _kernels.COMPILED_ISAS:
+        pytest.skip(f"this CPU (or build) does not run the {isa_name} variant")
+    monkeypatch.setattr(_dispatch, "isa", isa_name)
+    rng = np.random.default_rng(cols + batch)
+    dtype = np.float16 if name == "f16" else np.float32
+    w = rng.standard_normal((rows, cols)).astype(dtype)
+    x = rng.standard_normal((cols, batch)).astype(dtype).astype(np.float32)   # f16 activations: exact
+    want = np.stack([_dot_in_chunk_chains(w.astype(np.float32), x[:, c]) for c in range(batch)], axis=1)
+    m = QMatrix(w, name, w.shape)
+    np.testing.assert_array_equal((m @ x).reshape(want.shape).view(np.uint32), want.view(np.uint32))
+    assert m._prepared is not None or rows < 16                 # from the panels
+    xq = np.ascontiguousarray(x.T.astype(dtype)).view(np.uint8)
+    np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), want.view(np.uint32))
+    np.testing.assert_array_equal(_per_row(m, xq).view(np.uint32), want.view(np.uint32))
 
 
 # the formats whose tiles decode a row once for up to 32 columns (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE)
@@ -277,17 +318,13 @@ def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
     batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f32
-    takes its batches of 8 and more slab by slab from columns packed slab-major
-    (src/formats/elements.h): test_float_tiles_are_vec_dot_bits_over_long_rows' batches of 8, 11
-    and 25 run it.  f16 takes its batches of 6 and more from columns widened to float32:
-    test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order's batch of 8 and
-    test_tiles_are_vec_dot_bits_for_any_shape's of 9 and 33 run it.  So does bf16 on avx512bf16
-    from 8 columns, in fmas (matmul_act's default; QMatrix where _dispatch.bf16_fma says):
+    and f16 take none: their panels and their GGUF rows' tile meet every batch as it comes
+    (src/formats/float_panels.h).  bf16 on avx512bf16 takes them from 8 columns, in fmas (matmul_act's default; QMatrix where _dispatch.bf16_fma says):
     test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order's batches of 8 and 33."""
     packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
-        floats = {"f32": 8, "f16": 6, **({"bf16": 8} if isa == "avx512bf16" else {})}
+        floats = {"bf16": 8} if isa == "avx512bf16" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: {**packed, **floats}.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
         # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
@@ -326,13 +363,14 @@ def test_single_column_rows_are_vec_dot_bits_past_a_chunk(name, blocks, rows, is
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_the_k_quants_iq4_xs_and_tq2_0():
-    assert [f.name for f in INTERLEAVED] == ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
+def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_the_k_quants_iq4_xs_tq2_0_f32_and_f16():
+    assert [f.name for f in INTERLEAVED] == ["f32", "f16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
                                              "q6_K", "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s",
                                              "iq2_s", "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
-    # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs and tq2_0 (a row per lane of a 512-bit vector)
+    # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs, tq2_0, f32 and f16 (a row per lane of a
+    # 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
-        "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
+        "f32": 16, "f16": 16, "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_s's, iq1_m's and the IQ grids' panels are larger than their rows: trit blocks of 82
@@ -447,7 +485,8 @@ def _documented_panel(fmt, rows8):
 
 
 def _documented_x16_block(fmt, rows16):
-    """block_q8_0x16 from 16 rows' blocks (16, type_size): d[16], u[64 i + 4 r + j] = row r's qs[4 i + j] + 128;
+    """block_f32x16 / block_f16x16 from 16 rows' values: v[r] = row r's value;
+    block_q8_0x16 from 16 rows' blocks (16, type_size): d[16], u[64 i + 4 r + j] = row r's qs[4 i + j] + 128;
     block_q4_Kx16 / block_q5_Kx16 from 16 rows' super-blocks: d[16], dmin[16],
     scales[16 i + r], (q5_K) qh[64 k + 4 r + j], qs[64 g + 4 r + j] = row r's byte i, 4 k + j, 4 g + j;
     block_q2_Kx16: d[16], dmin[16], scales[16 s + r], qs[64 g + 4 r + j];
@@ -456,6 +495,8 @@ def _documented_x16_block(fmt, rows16):
     block_tq2_0x16: d[16], qs[64 g + 4 r + j] = row r's qs[4 g + j];
     block_q6_Kx16: d[16], scales[16 s + r], then per half h the ql and qh groups (16 rows x 4 bytes) in
     the order its products read them: (ql 16 h + k, qh 8 h + k) for k < 8, then ql 16 h + 8 .. 16 h + 15."""
+    if fmt.block_size == 1:    # block_f32x16 / block_f16x16: v[r] = row r's value
+        return rows16.reshape(-1)
     def lanes(field, width):   # (16, nbytes) -> groups of `width` bytes, row r's group in lane r
         return field.reshape(16, -1, width).transpose(1, 0, 2).reshape(-1)
     if fmt.name == "q8_0":     # block_q8_0: d, qs[32]
@@ -663,7 +704,7 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
         qgemv.set_repack(True)
 
 
-@pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16], ids=ids)
+@pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16 and f.kind == "quant"], ids=ids)
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
 def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
     """The panels of the K-quants, iq4_xs, tq2_0 (superblocks_x16.h; AVX2 adds maddubs pairs in

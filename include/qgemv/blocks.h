@@ -400,6 +400,20 @@ typedef block_iq3_c block_iq3_s_c;
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
+ * f32 and f16 (qgemv/_formats.py: interleave = 16; src/formats/float_panels.h): panel block i
+ * holds value i of 16 rows, v[r] = row r's value i, one vector of the 16 rows a value.
+ */
+typedef struct {
+    block_f32 v[16];
+} block_f32x16;
+static_assert(sizeof(block_f32x16) == 16 * sizeof(block_f32), "wrong f32x16 block size/padding");
+typedef struct {
+    block_f16 v[16];
+} block_f16x16;
+static_assert(sizeof(block_f16x16) == 16 * sizeof(block_f16), "wrong f16x16 block size/padding");
+
+/*
+ *
  * the K-quants, iq4_xs and tq2_0 (qgemv/_formats.py: interleave = 16; src/formats/superblocks_x16.h): a panel
  * block holds super-block b of 16 rows, every field transposed so row r sits in lane r,
  *     d[r], dmin[r]                  row r's d and dmin (no dmin: q6_K),

@@ -7,6 +7,8 @@
  * vec_dot_tile_<name>_<name> (AVX2, AVX-512): a batch of columns against a slab of rows, each
  * (row, column) running vec_dot's accumulators in vec_dot's order, so the tile gives vec_dot's
  * bits.
+ * On the AVX-512 variants f32 and f16 take another order, their vec_dot and tiles included:
+ * src/formats/float_panels.h; here the other variants' f32 and f16, and bf16 everywhere.
  */
 
 /* ---------------------------------------------------------------- dequantize */
@@ -225,9 +227,11 @@ static float dot_f32(int64_t n, const float *restrict a, const float *restrict b
     return sum;
 }
 
+#if !defined(QGEMV_AVX512)   /* AVX-512: the panels' order, src/formats/float_panels.h */
 static float vec_dot_f32_f32(int64_t n, const void *restrict w, const void *restrict a) {
     return dot_f32(n, (const float *)w, (const float *)a);
 }
+#endif
 
 /* sum w[i] a[i] over f16 (or bf16) pairs, each widened exactly to float32 */
 #define QGEMV_DEFINE_VEC_DOT_HALF(name, to_f32)                                            \
@@ -250,7 +254,9 @@ static float vec_dot_f32_f32(int64_t n, const void *restrict w, const void *rest
     for (int k = 0; k < 8; k++) sum += acc[k];
 #endif
 
+#if !defined(QGEMV_AVX512)
 QGEMV_DEFINE_VEC_DOT_HALF(f16, qgemv_fp16_to_fp32)
+#endif
 QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
@@ -266,7 +272,8 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
  * share out the next 4 rows among them and prefetch those into L2 a line as they read one, so
  * the memory streams while the cache serves (the first block alone left it idle three quarters
  * of the time at batch 8).
- * AVX-512 (32 registers): blocks of 4 rows x 6 columns, one accumulator each: 10 loads per 24
+ * AVX-512 (32 registers; bf16 alone since f32 and f16 took panels, float_panels.h; the figures
+ * below are from when they ran here too): blocks of 4 rows x 6 columns, one accumulator each: 10 loads per 24
  * madds.  Before, 3 x 4 blocks kept both of a (row, column)'s accumulators live, which took 14
  * loads per 24 madds, 7 of them f16's conversions, more than the L2 fed (4096 x 4096, 1 thread:
  * f32 batch 32 14.7 -> 10.8 ms, batch 8 4.1-4.4 -> 3.8-3.9; bf16 in vdpbf16ps batch 32 7.8 ->
@@ -441,43 +448,20 @@ static inline unsigned qgemv_mxcsr_swap(unsigned csr) { (void)csr; return 0; }
 #define QGEMV_FLOAT_CASES_4x3(name) QGEMV_FLOAT_CASES_4x3_OF(QGEMV_FLOAT_BLOCK_CASE, name)
 #define QGEMV_FLOAT_CASES_4x6(name) QGEMV_FLOAT_CASES_4x6_OF(QGEMV_FLOAT_BLOCK_CASE, name)
 static inline float qgemv_f32_itself(float v) { return v; }
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32, f16, uint16_t, qgemv_fp16_to_fp32, QGEMV_TILE_ONE_COLUMN)
 QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32, bf16, uint16_t, qgemv_bf16_to_fp32, QGEMV_TILE_ONE_COLUMN)
+#if !defined(QGEMV_AVX512)   /* AVX-512: f32's and f16's from float_panels.h */
+QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32, f16, uint16_t, qgemv_fp16_to_fp32, QGEMV_TILE_ONE_COLUMN)
 QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself, f32, float, qgemv_f32_itself, QGEMV_TILE_ONE_COLUMN)
+#endif
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
 #else
 #define QGEMV_TILES_ELEMENTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
 
 #if defined(QGEMV_AVX512)
-/* f16 batches from packed columns (the driver of src/packed_tile.h): the f16 activations
- * widened to float32 once per product, exactly, so that a 4 x 6 block converts its 4 weight
- * vectors a part and loads the 6 columns' as they are, not 10 conversions per 24 fmas.  The
- * same values, the same fmas in the same order: vec_dot's bits.  C harness, 4096 x 4096, 1
- * thread, batch 30: 11.0-11.2 ms against 12.0-12.1; the same blocks in inline assembly, no
- * accumulator on the stack, ran as fast as these and no faster (11.1-11.2).  Through matmul,
- * the two side by side (benches/RESULTS.md): batch 32 1.04x at 1 thread, 1.02-1.09x at 2;
- * batches of 8 and 16 at 2 threads 0.94-1.03x, no better than noise. */
-QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32, f32, float, qgemv_f32_itself, QGEMV_TILE_NO_ONE_COLUMN)
-/* the f32 values a column takes when packed: n rounded up to whole QK_K, zeros past n */
-#define QGEMV_PACKED_VALUES_f16(n) (((n) + QK_K - 1) / QK_K * QK_K)
-#define QGEMV_PACKED_NBYTES_f16 (16 * QK_K * sizeof(float))   /* 16 columns, QK_K values */
-/* columns 16 g .. 16 g + 15 (those below ncols) of f16 activations -> float32, column after
- * column, QGEMV_PACKED_VALUES_f16(n) each */
-static void pack_columns_f16(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
-                             void *restrict packed) {
-    const int64_t np = QGEMV_PACKED_VALUES_f16(n);
-    for (int64_t c = 16 * g; c < ncols && c < 16 * g + 16; c++) {
-        float *dst = (float *)packed + (c - 16 * g) * np;
-        dequant_row_f16((const uint8_t *)a + c * act_stride, dst, n);
-        memset(dst + n, 0, (size_t)(np - n) * sizeof(float));
-    }
-}
-static void packed_tile_f16(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
-                            const void *restrict packed, int64_t ncols, float *restrict out, int64_t out_stride) {
-    vec_dot_tile_f16_f32(n, w, row_stride, nrows, packed, QGEMV_PACKED_VALUES_f16(n) * (int64_t)sizeof(float),
-                         ncols, out, out_stride);
-}
+/* the f32 values a packed column takes: n rounded up to whole QK_K, zeros past n */
+#define QGEMV_PACKED_VALUES_FLOAT(n) (((n) + QK_K - 1) / QK_K * QK_K)
+#define QGEMV_PACKED_NBYTES_FLOAT (16 * QK_K * sizeof(float))   /* 16 columns, QK_K values */
 #if defined(QGEMV_BF16_DPBF16)
 /* bf16 batches in fmas, where the CPU runs two fmas faster than one vdpbf16ps (_dispatch.py:
  * bf16_fma; on for Intel).  vdpbf16ps is, per lane k of a 32-value part (Intel SDM), two fp32
@@ -502,8 +486,8 @@ static inline __m512 qgemv_part_bf16_odd_even(const uint16_t *p, int j) {
 static inline __m512 qgemv_part_f32_odd_even(const float *p, int j) { return _mm512_loadu_ps(p + 16 * j); }
 QGEMV_DEFINE_FLOAT_TILE(bf16_odd_even, uint16_t, qgemv_bf16_to_fp32, f32_odd_even, float, qgemv_f32_itself,
                         QGEMV_TILE_NO_ONE_COLUMN)
-#define QGEMV_PACKED_VALUES_bf16(n) QGEMV_PACKED_VALUES_f16(n)
-#define QGEMV_PACKED_NBYTES_bf16 QGEMV_PACKED_NBYTES_f16
+#define QGEMV_PACKED_VALUES_bf16(n) QGEMV_PACKED_VALUES_FLOAT(n)
+#define QGEMV_PACKED_NBYTES_bf16 QGEMV_PACKED_NBYTES_FLOAT
 /* columns 16 g .. 16 g + 15 (those below ncols) of bf16 activations -> float32, column after
  * column, QGEMV_PACKED_VALUES_bf16(n) each: of the first n / 64 * 64 values each 32's odd
  * ones then their even ones, the rest in order (the tile's scalar tail) */
@@ -528,132 +512,11 @@ static void packed_tile_bf16(int64_t n, const void *restrict w, int64_t row_stri
                                             QGEMV_PACKED_VALUES_bf16(n) * (int64_t)sizeof(float), ncols, out, out_stride);
 }
 #endif
-/* f32 batches from packed columns, slab by slab.  The 4 x 6 blocks above keep a block's 4 rows
- * in L1 while every column block meets them, but 4 f32 rows of 4096 values are 64 KiB, more
- * than L1, so rows and columns both streamed from L2 (f16's and bf16's rows are half that).
- * Here the unit is a slab of QGEMV_SLAB_F32 values: the columns' slab (packed slab-major,
- * pack_columns_f32) and QGEMV_SLAB_ROWS_F32 rows' slab stay in L1 while every (4-row,
- * column-block) block of them runs over it, each block's sums parked in memory from one slab
- * to the next: vec_dot's one accumulator per (row, column), its madds in its order, its bits.
- * The columns go by chunks of at most QGEMV_SLAB_COLS_F32, which bounds the parked sums (24
- * columns: 4 blocks of 6, 12 KiB for 8 rows).  Intel Xeon (AMX), 4096 x 4096, C harness, the
- * plain tiles against these, 2 threads: batch 8 2.07-2.52 -> 1.74-2.12 ms (1.15-1.21x), 16
- * 3.33-3.81 -> 2.84-3.22 (1.17-1.22x), 32 6.6-7.4 -> 5.1-5.9 (1.17-1.26x); 1 thread batch 32
- * 14.2-14.5 -> 11.6 (1.22-1.25x); batches of 3-5 at 2 threads 0.97-1.00x, 6 1.01-1.02x (1.14-1.16x
- * at 1 thread).  Through QMatrix, builds alternating, 2 threads: batch 8 2.13-2.28 -> 1.87-1.98
- * ms, 16 3.36-3.59 -> 3.10-3.37, 32 7.43-7.67 -> 6.18-6.68; 1 thread 8 5.9 -> 5.1, 32 13.5 ->
- * 12.8; but 6 1.43-1.54 -> 1.53-1.63 (at the L3's pace either way), so from 8.  Tried beside:
- * 16 rows a slab (even), 4 (1.04-1.09x only: the columns' slab read again for every 4 rows),
- * chunks of 36 columns (even), the columns' next slab asked for by the last rows' blocks
- * (0.88-0.95x).  The blocks still run ~3 G madds a second a thread against 4.4-4.8 from L1. */
-#define QGEMV_SLAB_F32 QK_K         /* values a slab: a packed group's 16 columns of it, 16 KiB */
-#define QGEMV_SLAB_ROWS_F32 8       /* rows a slab's columns meet while in L1 */
-#define QGEMV_SLAB_COLS_F32 24      /* columns a chunk */
-#define QGEMV_PACKED_NBYTES_f32 (16 * QGEMV_SLAB_F32 * sizeof(float))   /* a group's slab */
-_Static_assert(QGEMV_SLAB_F32 == QK_K, "the packed driver sizes a group in QK_K values");
-/* columns 16 g .. 16 g + 15 (those below ncols) of f32 activations -> slab s of column
- * 16 g + c at floats (16 s + c) QGEMV_SLAB_F32, zeros past n */
-static void pack_columns_f32(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
-                             void *restrict packed) {
-    for (int64_t c = 16 * g; c < ncols && c < 16 * g + 16; c++) {
-        const float *y = (const float *)((const uint8_t *)a + c * act_stride);
-        for (int64_t s = 0; s * QGEMV_SLAB_F32 < n; s++) {
-            float *dst = (float *)packed + (16 * s + c - 16 * g) * QGEMV_SLAB_F32;
-            const int64_t len = n - s * QGEMV_SLAB_F32 < QGEMV_SLAB_F32 ? n - s * QGEMV_SLAB_F32 : QGEMV_SLAB_F32;
-            memcpy(dst, y + s * QGEMV_SLAB_F32, (size_t)len * sizeof(float));
-            memset(dst + len, 0, (size_t)(QGEMV_SLAB_F32 - len) * sizeof(float));
-        }
-    }
-}
-/* sums[r][c] += the RB rows x[r] against the CB columns y[c] over their len values (a multiple
- * of 16), a load per column and per row and RB x CB madds a step; the lines of next[0..nnext)
- * as far on into L1 as it goes (the next rows' slab) */
-QGEMV_ALWAYS_INLINE void slab_block_f32(int64_t len, const float *const x[4], const float *const y[6], const int RB,
-                                        const int CB, __m512 (*sums)[6], const float *const next[4], const int nnext) {
-    __m512 s[4][6];
-    for (int r = 0; r < RB; r++)
-        for (int c = 0; c < CB; c++) s[r][c] = sums[r][c];
-    for (int64_t i0 = 0; i0 < len; i0 += 32) {
-        for (int k = 0; k < nnext; k++)   /* outside the loop that does the work (above) */
-            for (int l = 0; l < 32; l += 16) _mm_prefetch((const char *)(next[k] + i0 + l), _MM_HINT_T0);
-        for (int64_t i = i0; i < i0 + 32; i += 16) {
-            __m512 wv[4];
-            for (int r = 0; r < RB; r++) wv[r] = _mm512_loadu_ps(x[r] + i);
-            for (int c = 0; c < CB; c++) {
-                const __m512 av = _mm512_loadu_ps(y[c] + i);
-                for (int r = 0; r < RB; r++) s[r][c] = _mm512_fmadd_ps(wv[r], av, s[r][c]);
-            }
-        }
-    }
-    for (int r = 0; r < RB; r++)
-        for (int c = 0; c < CB; c++) sums[r][c] = s[r][c];
-}
-#define QGEMV_SLAB_BLOCK_CASE(name, rb, cb)                                                  \
-    case rb * 8 + cb: slab_block_f32(len, x, y, rb, cb, sums[q][p], next, nnext); break;
-static void packed_tile_f32(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
-                            const void *restrict packed, int64_t ncols, float *restrict out, int64_t out_stride) {
-    enum { RB = 4, CB = 6, Q = QGEMV_SLAB_ROWS_F32 / RB, P = QGEMV_SLAB_COLS_F32 / CB, S = QGEMV_SLAB_F32 };
-    const int64_t nv = n / 64 * 64, group = (n + S - 1) / S * 16 * S;   /* floats a group of 16 columns */
-    const float *cols = (const float *)packed;
-    /* row r's value i; column c's value i: its group's slab i / S */
-#define QGEMV_SLAB_ROW_F32(r, i) ((const float *)((const uint8_t *)w + (r) * row_stride) + (i))
-#define QGEMV_SLAB_COLUMN_F32(c, i) (cols + (c) / 16 * group + (16 * ((i) / S) + (c) % 16) * S + (i) % S)
-    __m512 sums[Q][P][4][6];
-    for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_SLAB_COLS_F32) {
-        const int64_t nc = ncols - c0 < QGEMV_SLAB_COLS_F32 ? ncols - c0 : QGEMV_SLAB_COLS_F32;
-        const int64_t passes = (nc + CB - 1) / CB;
-        int64_t cs[P + 1];   /* column block p: columns cs[p] .. cs[p + 1], near-equal (8 as 4 + 4) */
-        for (int64_t p = 0; p <= passes; p++) cs[p] = c0 + p * nc / passes;
-        for (int64_t r0 = 0; r0 < nrows; r0 += QGEMV_SLAB_ROWS_F32) {
-            const int64_t nr = nrows - r0 < QGEMV_SLAB_ROWS_F32 ? nrows - r0 : QGEMV_SLAB_ROWS_F32;
-            const int64_t nq = (nr + RB - 1) / RB;
-            for (int64_t q = 0; q < nq; q++)
-                for (int64_t p = 0; p < passes; p++)
-                    for (int r = 0; r < RB; r++)
-                        for (int c = 0; c < CB; c++) sums[q][p][r][c] = _mm512_setzero_ps();
-            for (int64_t k0 = 0; k0 < nv; k0 += S) {
-                const int64_t len = nv - k0 < S ? nv - k0 : S;
-                for (int64_t q = 0; q < nq; q++) {
-                    const int rb = nr - RB * q < RB ? (int)(nr - RB * q) : RB;
-                    const float *x[4], *next[4];
-                    for (int k = 0; k < RB; k++) x[k] = QGEMV_SLAB_ROW_F32(r0 + RB * q + (k < rb ? k : rb - 1), k0);
-                    /* the next block's rows: the next 4 rows of this slab, or the first of the next slab */
-                    const int64_t qn = q + 1 < nq ? q + 1 : 0, kn = q + 1 < nq ? k0 : k0 + S;
-                    const int nnext_rows = kn < nv ? (int)(nr - RB * qn < RB ? nr - RB * qn : RB) : 0;
-                    for (int k = 0; k < nnext_rows; k++) next[k] = QGEMV_SLAB_ROW_F32(r0 + RB * qn + k, kn);
-                    for (int64_t p = 0; p < passes; p++) {
-                        const int cb = (int)(cs[p + 1] - cs[p]);
-                        const float *y[6];
-                        for (int k = 0; k < CB; k++) y[k] = QGEMV_SLAB_COLUMN_F32(cs[p] + (k < cb ? k : cb - 1), k0);
-                        const int nnext = p == 0 ? nnext_rows : 0;
-                        switch (rb * 8 + cb) {
-                        QGEMV_FLOAT_CASES_4x6_OF(QGEMV_SLAB_BLOCK_CASE, f32)
-                        }
-                    }
-                }
-            }
-            for (int64_t q = 0; q < nq; q++)   /* each (row, column): hsum, then the scalar tail */
-                for (int64_t p = 0; p < passes; p++)
-                    for (int64_t r = 0; r < RB && RB * q + r < nr; r++) {
-                        const float *x = QGEMV_SLAB_ROW_F32(r0 + RB * q + r, 0);
-                        for (int64_t c = cs[p]; c < cs[p + 1]; c++) {
-                            float sum = qgemv_fvec_hsum(sums[q][p][r][c - cs[p]]);
-                            for (int64_t i = nv; i < n; i++) sum += x[i] * *QGEMV_SLAB_COLUMN_F32(c, i);
-                            out[(r0 + RB * q + r) * out_stride + c] = sum;
-                        }
-                    }
-        }
-    }
-#undef QGEMV_SLAB_ROW_F32
-#undef QGEMV_SLAB_COLUMN_F32
-}
-/* (name, from how many columns, act): below 6 columns f16's packing gains nothing (C harness,
- * 4096 x 4096, 1 thread, packed / plain time: batch 2-4 0.94-1.06, 6 1.04-1.08, 8 1.06-1.12,
- * 12 1.12-1.17, 16 1.09-1.11, 32 1.09-1.10) */
+/* (name, from how many columns, act); f32 and f16 take their panels (float_panels.h) */
 #if defined(QGEMV_BF16_DPBF16)   /* bf16 from 8 columns: below, at the memory's pace either way */
-#define QGEMV_PACKED_TILES_ELEMENTS(X) X(f32, 8, f32) X(f16, 6, f16) X(bf16, 8, bf16)
+#define QGEMV_PACKED_TILES_ELEMENTS(X) X(bf16, 8, bf16)
 #else
-#define QGEMV_PACKED_TILES_ELEMENTS(X) X(f32, 8, f32) X(f16, 6, f16)
+#define QGEMV_PACKED_TILES_ELEMENTS(X)
 #endif
 #else
 #define QGEMV_PACKED_TILES_ELEMENTS(X)

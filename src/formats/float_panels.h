@@ -1,0 +1,185 @@
+/* src/formats/float_panels.h: f32 and f16 products on the AVX-512 variants, from panels that
+ * hold 16 rows value by value (block_f32x16, block_f16x16: include/qgemv/blocks.h).
+ *
+ * Their order, on every path of these variants (panels, GGUF rows, vec_dot):
+ *     out[r][c] = ((0 + s_0) + s_1) + ... ,   s_j = fma(w[r][i], a[c][i], s) over chunk j's
+ *     values i in order, from s = 0, chunks of QGEMV_FLOAT_CHUNK values
+ * (f16 weights and activations widened exactly first).  One vector holds the 16 rows' value i,
+ * one broadcast the column's, and one fma moves 16 (row, column) chains on: a block of 3 panels
+ * x 8 columns keeps 24 chains in registers and takes 3 loads and 8 broadcasts per 24 fmas, the
+ * shape of a BLAS micro-kernel.  vec_dot's lanes along the values (elements.h, the AVX2
+ * variant's order) load both operands, 10 vectors per 24 fmas in a 4 x 6 block, and keep 16
+ * lanes of sums per (row, column), so their batches streamed rows and columns from L2 or parked
+ * sums between slabs: 2.6-3 G fmas a second a thread (C harness, Intel Xeon, 4096 x 4096, 2
+ * threads).  These blocks ran 4.2-4.7, batch 32 f16 6.1 -> 3.6 ms, f32 6.3 -> 4.0 (benches/
+ * RESULTS.md has the library's figures).  A chunk bounds each chain to 256 products, the
+ * rounding error of vec_dot's 16 lanes over 4096 values.
+ *
+ * vec_dot itself, one row, is one chain a chunk, scalar fmas: what the tile and the panels do to
+ * that row, not fast; the GGUF rows' tile (the last rows % 16, matrices of fewer rows, products
+ * with set_repack(False)) copies each 16 rows into a panel first.
+ */
+
+#define QGEMV_FLOAT_CHUNK 128   /* values a chain runs before its sum joins the total */
+
+/* rows 0..nrows-1 of w (row_stride bytes apart, nrows <= 16), n values each -> n panel blocks,
+ * block i = the rows' value i; rows past nrows repeat the last */
+#define QGEMV_DEFINE_FLOAT_PANEL(name)                                                        \
+    static void float_rows_to_panel_##name(const void *restrict w, int64_t row_stride, int nrows, int64_t n, \
+                                           block_##name##x16 *restrict p) {                  \
+        for (int r = 0; r < 16; r++) {                                                       \
+            const block_##name *x = (const block_##name *)((const uint8_t *)w + (r < nrows ? r : nrows - 1) * row_stride); \
+            for (int64_t i = 0; i < n; i++) p[i].v[r] = x[i];                                \
+        }                                                                                    \
+    }                                                                                        \
+    static void interleave_x16_##name(const void *restrict w, int64_t row_stride, int64_t n, void *restrict panel) { \
+        float_rows_to_panel_##name(w, row_stride, 16, n, (block_##name##x16 *)panel);       \
+    }
+QGEMV_DEFINE_FLOAT_PANEL(f32)
+QGEMV_DEFINE_FLOAT_PANEL(f16)
+
+#if defined(QGEMV_AVX512)
+/* one row against one column in the order above */
+#define QGEMV_DEFINE_VEC_DOT_CHAINS(name, to_f32)                                             \
+    static float vec_dot_##name##_##name(int64_t n, const void *restrict w, const void *restrict a) { \
+        const block_##name *x = (const block_##name *)w, *y = (const block_##name *)a;       \
+        float total = 0.0f;                                                                  \
+        for (int64_t k0 = 0; k0 < n; k0 += QGEMV_FLOAT_CHUNK) {                              \
+            const int64_t k1 = n - k0 < QGEMV_FLOAT_CHUNK ? n : k0 + QGEMV_FLOAT_CHUNK;      \
+            float s = 0.0f;                                                                  \
+            for (int64_t i = k0; i < k1; i++) s = fmaf(to_f32(x[i]), to_f32(y[i]), s);       \
+            total += s;                                                                      \
+        }                                                                                    \
+        return total;                                                                        \
+    }
+QGEMV_DEFINE_VEC_DOT_CHAINS(f32, qgemv_f32_itself)
+QGEMV_DEFINE_VEC_DOT_CHAINS(f16, qgemv_fp16_to_fp32)
+
+enum {
+    QGEMV_FLOAT_PANELS = 3,      /* panels a block: 48 rows */
+    QGEMV_FLOAT_COLS = 8,        /* columns a block: 3 x 8 chains + 3 + 1 operands of 32 registers */
+    QGEMV_FLOAT_GROUPS = 3,      /* groups of 3 panels that share each chunk's widened columns */
+    QGEMV_FLOAT_COLS_CHUNK = 32  /* columns whose totals those keep at once */
+};
+static inline __m512 float_panel_load_f32(const float *p) { return _mm512_loadu_ps(p); }
+static inline __m512 float_panel_load_f16(const uint16_t *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+/* tot[q tot_stride + c] += the chains of panels p[q] (q < P) against columns y[c] (c < C) over
+ * len values, from 0; with pf, each panel line asked for ahead (the first column block's pass) */
+#define QGEMV_DEFINE_FLOAT_BLOCK(name)                                                        \
+    QGEMV_ALWAYS_INLINE void float_block_##name(const block_##name *const *p, const float *const *y, int64_t len, \
+                                                const int P, const int C, __m512 *tot, int64_t tot_stride, \
+                                                const int pf, const int64_t ncols) {          \
+        enum { LINE = 64 / (16 * (int)sizeof(block_##name)) };   /* values a panel line holds */ \
+        __m512 acc[QGEMV_FLOAT_PANELS][QGEMV_FLOAT_COLS];                                    \
+        for (int q = 0; q < P; q++)                                                          \
+            for (int c = 0; c < C; c++) acc[q][c] = _mm512_setzero_ps();                     \
+        const int64_t whole = len / LINE * LINE;                                             \
+        for (int64_t i0 = 0; i0 < len; i0 += LINE) {                                         \
+            /* the hints outside the loop that does the work (elements.h: a branch in it cost \
+             * accumulators their registers) */                                              \
+            if (pf)                                                                          \
+                for (int q = 0; q < P; q++) QGEMV_PREFETCH_COLS_LINE(p[q] + 16 * i0, ncols); \
+            const int64_t i1 = i0 < whole ? i0 + LINE : len;                                 \
+            for (int64_t i = i0; i < i1; i++) {                                              \
+                __m512 wv[QGEMV_FLOAT_PANELS];                                               \
+                for (int q = 0; q < P; q++) wv[q] = float_panel_load_##name(p[q] + 16 * i);   \
+                for (int c = 0; c < C; c++) {                                                \
+                    const __m512 b = _mm512_set1_ps(y[c][i]);                                \
+                    for (int q = 0; q < P; q++) acc[q][c] = _mm512_fmadd_ps(wv[q], b, acc[q][c]); \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        for (int q = 0; q < P; q++)                                                          \
+            for (int c = 0; c < C; c++) tot[q * tot_stride + c] = _mm512_add_ps(tot[q * tot_stride + c], acc[q][c]); \
+    }
+#define QGEMV_FLOAT_PANEL_CASE(name, P, C)                                                    \
+    case 16 * P + C: float_block_##name(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); break;
+#define QGEMV_FLOAT_PANEL_CASES_OF_P(name, P)                                                 \
+    QGEMV_FLOAT_PANEL_CASE(name, P, 1) QGEMV_FLOAT_PANEL_CASE(name, P, 2) QGEMV_FLOAT_PANEL_CASE(name, P, 3) \
+    QGEMV_FLOAT_PANEL_CASE(name, P, 4) QGEMV_FLOAT_PANEL_CASE(name, P, 5) QGEMV_FLOAT_PANEL_CASE(name, P, 6) \
+    QGEMV_FLOAT_PANEL_CASE(name, P, 7) QGEMV_FLOAT_PANEL_CASE(name, P, 8)
+
+/* panel_tile_<name>: npanels panels (panel_stride bytes apart) against ncols columns of
+ * activations (act_stride bytes apart): 3 panels at a time, their chains' totals kept for up to
+ * 32 columns while the chunks go by, each chunk's columns widened once (f16) and met by blocks
+ * of 8 columns; vec_dot_tile_<name>_<name>: the same on GGUF rows, 16 at a time copied into a
+ * panel (vec_dot per row and column where that memory is not to be had) */
+#define QGEMV_DEFINE_FLOAT_PANEL_TILES(name)                                                  \
+    QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                  int64_t out_stride) {                                      \
+        enum { PG = QGEMV_FLOAT_PANELS, GS = QGEMV_FLOAT_GROUPS, CB = QGEMV_FLOAT_COLS, CC = QGEMV_FLOAT_COLS_CHUNK, \
+               S = QGEMV_FLOAT_CHUNK };                                                      \
+        _Alignas(64) float buf[CC][S];                                                       \
+        __m512 tot[GS * PG][CC];                                                             \
+        const int hints = ncols > 1 || qgemv_prefetch_one_column;                            \
+        for (int64_t s0 = 0; s0 < npanels; s0 += GS * PG) {                                  \
+            const int ns = npanels - s0 < GS * PG ? (int)(npanels - s0) : GS * PG;           \
+            for (int64_t c0 = 0; c0 < ncols; c0 += CC) {                                     \
+                const int nc = ncols - c0 < CC ? (int)(ncols - c0) : CC;                     \
+                for (int q = 0; q < ns; q++)                                                 \
+                    for (int c = 0; c < nc; c++) tot[q][c] = _mm512_setzero_ps();            \
+                for (int64_t k0 = 0; k0 < n; k0 += S) {                                      \
+                    const int64_t len = n - k0 < S ? n - k0 : S;                             \
+                    /* the chunk of each column as float32, copied for f32 too: the columns' \
+                     * rows lie multiples of 4 KiB apart, one set of L1's (f32 batch 32 5.1 -> \
+                     * 4.2 ms, batch 8 1.6 -> 1.26) */                                        \
+                    const float *y[CC];                                                      \
+                    for (int c = 0; c < nc; c++) {                                           \
+                        dequant_row_##name((const block_##name *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, buf[c], len); \
+                        y[c] = buf[c];                                                       \
+                    }                                                                        \
+                    for (int g0 = 0; g0 < ns; g0 += PG) {                                    \
+                        const int P = ns - g0 < PG ? ns - g0 : PG;                           \
+                        const block_##name *p[PG];                                           \
+                        for (int q = 0; q < P; q++)                                          \
+                            p[q] = (const block_##name *)((const uint8_t *)panels + (s0 + g0 + q) * panel_stride) + 16 * k0; \
+                        for (int cb = 0; cb < nc; cb += CB) {                                \
+                            const int C = nc - cb < CB ? nc - cb : CB, pf = hints && cb == 0; \
+                            switch (16 * P + C) {                                            \
+                            QGEMV_FLOAT_PANEL_CASES_OF_P(name, 1)                            \
+                            QGEMV_FLOAT_PANEL_CASES_OF_P(name, 2)                            \
+                            QGEMV_FLOAT_PANEL_CASES_OF_P(name, 3)                            \
+                            }                                                                \
+                        }                                                                    \
+                    }                                                                        \
+                }                                                                            \
+                for (int q = 0; q < ns; q++)   /* lane r of a total: row 16 (s0 + q) + r */  \
+                    for (int c = 0; c < nc; c++) {                                           \
+                        float v[16];                                                         \
+                        _mm512_storeu_ps(v, tot[q][c]);                                      \
+                        for (int r = 0; r < 16; r++) out[(16 * (s0 + q) + r) * out_stride + c0 + c] = v[r]; \
+                    }                                                                        \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+                                             const void *restrict a, int64_t act_stride, int64_t ncols, \
+                                             float *restrict out, int64_t out_stride) {      \
+        block_##name##x16 *panel = (block_##name##x16 *)malloc((size_t)n * sizeof(block_##name##x16) + 64); \
+        float *rows16 = (float *)malloc((size_t)(16 * ncols) * sizeof(float));               \
+        if (panel == NULL || rows16 == NULL) {                                               \
+            for (int64_t r = 0; r < nrows; r++)                                              \
+                for (int64_t c = 0; c < ncols; c++)                                          \
+                    out[r * out_stride + c] = vec_dot_##name##_##name(n, (const uint8_t *)w + r * row_stride, \
+                                                                      (const uint8_t *)a + c * act_stride); \
+        } else                                                                               \
+            for (int64_t r0 = 0; r0 < nrows; r0 += 16) {                                     \
+                const int nr = nrows - r0 < 16 ? (int)(nrows - r0) : 16;                     \
+                float_rows_to_panel_##name((const uint8_t *)w + r0 * row_stride, row_stride, nr, n, panel); \
+                panel_tile_##name(n, panel, 0, 1, a, act_stride, ncols, rows16, ncols);      \
+                for (int r = 0; r < nr; r++)                                                 \
+                    memcpy(out + (r0 + r) * out_stride, rows16 + r * ncols, (size_t)ncols * sizeof(float)); \
+            }                                                                                \
+        free(panel);                                                                         \
+        free(rows16);                                                                        \
+    }
+QGEMV_DEFINE_FLOAT_PANEL_TILES(f32)
+QGEMV_DEFINE_FLOAT_PANEL_TILES(f16)
+#else
+#define panel_tile_f32 NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED): GGUF rows */
+#define panel_tile_f16 NULL
+#endif
