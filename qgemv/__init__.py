@@ -41,8 +41,6 @@ def show_config(file=None) -> dict:
                          + f" (single columns from memory; CPU {_dispatch.cpu_vendor or 'unknown'})",
         "dequant_stream": ("on" if _dispatch.dequant_stream else "off")
                           + " (non-temporal stores for dequantize outputs of 32 MiB and more)",
-        "bf16_fma": ("on" if _dispatch.bf16_fma else "off")
-                    + " (bf16 batches of 8 and more in exact fmas, avx512bf16 variant)",
         "amx": ("on" if _dispatch.amx else "off")
                + " (on AMX tiles: q2_K, q4_K, q5_K, q6_K, iq4_xs batches of 12 and more, IQ grids and iq1 of 32;"
                " avx512bf16 variant)",

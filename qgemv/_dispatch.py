@@ -5,15 +5,13 @@ later; not built by MSVC), avx512 (AVX-512 F/BW/VL/DQ/CD + VNNI), avx2 (AVX2 + F
 BMI2), baseline (portable C, any CPU).  ``QGEMV_ISA=baseline|avx2|avx512|avx512bf16`` forces one;
 asking for one this CPU cannot run, or that was not compiled, is an error at import.
 
-Two speed policies are chosen here too, per CPU rather than per variant: whether a single
+Speed policies are chosen here too, per CPU rather than per variant: whether a single
 column streaming from memory asks for its lines ahead in software (``gemv_prefetch``: over the
 panels, include/qgemv/simd.h; the formats without panels through the row tiles, which
 prefetch, rather than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1``
 forcing it; whether large dequantize outputs go out with non-temporal stores
-(``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); whether bf16 batches on the avx512bf16
-variant run vdpbf16ps's arithmetic as two fmas a pair (``bf16_fma``, ``QGEMV_BF16_FMA=0|1``);
-and whether batches may run on AMX tiles where the CPU and the OS offer them (``amx``,
-``QGEMV_AMX=0|1``).
+(``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and whether batches may run on AMX tiles
+where the CPU and the OS offer them (``amx``, ``QGEMV_AMX=0|1``).
 """
 from __future__ import annotations
 
@@ -111,28 +109,6 @@ def choose_dequant_stream(env: str | None = None, vendor: str | None = None) -> 
 
 #: whether large dequantize outputs are written with non-temporal stores (speed only: same bits)
 dequant_stream: bool = choose_dequant_stream()
-
-
-# CPUs that run two fp32 fmas faster than one vdpbf16ps: an Intel Xeon (AMX, a KVM guest) runs
-# vdpbf16ps zmm at a quarter of fma zmm's rate (asm loop, 12 chains: 1.8 against 7.1 G/s), half
-# the products a second, so bf16 batches from 8 columns go through exact fmas
-# (src/formats/elements.h: bf16_odd_even; 4096 x 4096, 2 threads, batch 32 1.2-1.25x); a Zen 4
-# runs the two alike (its documented throughput: one zmm a cycle each), where two fmas and a
-# widening would cost twice one vdpbf16ps
-_BF16_BY_FMA = ("GenuineIntel",)
-
-
-def choose_bf16_fma(env: str | None = None, vendor: str | None = None) -> bool:
-    """Whether bf16 batches take exact fmas from packed float32 columns: ``env``
-    (QGEMV_BF16_FMA, "0" or "1") if given, else on for the CPU vendors in _BF16_BY_FMA only."""
-    forced = _forced("QGEMV_BF16_FMA", env)
-    if forced is not None:
-        return forced
-    return (cpu_vendor if vendor is None else vendor) in _BF16_BY_FMA
-
-
-#: whether bf16 batches run vdpbf16ps's arithmetic in fmas (speed only: same bits)
-bf16_fma: bool = choose_bf16_fma()
 
 
 def choose_amx(env: str | None = None) -> bool:

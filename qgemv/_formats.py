@@ -22,7 +22,7 @@ interleave    rows per panel of the layout ``m @ x`` prepares once per matrix (0
               repacked layout in spirit; iq1_s and iq1_m, whose panels hold their rows as trits, and the IQ
               grids, whose panels hold theirs as level codes; 16: the
               K-quants, iq4_xs, tq2_0 and q8_0, ``block_<name>x16``, a row per lane of a 512-bit vector,
-              and f32 and f16, 16 rows value by value: src/formats/float_panels.h).
+              and the floats f32, f16 and bf16, 16 rows value by value: src/formats/float_panels.h).
 panel_type_size  bytes of one row's block in those panels (0: type_size, the panels as large
               as the rows; the trit blocks ``block_iq1_st`` and ``block_iq1_mt`` take 82 bytes for
               iq1_s's 50 and 76 for iq1_m's 56; the IQ
@@ -149,7 +149,7 @@ FORMATS: tuple[Format, ...] = (
     _f(28, "f64", 1, 8, None, "float", _ELEM),
     _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _PROD | {_Q},
        interleave=8, panel_type_size=QK_K // 4 + 4 + QK_K // 32),
-    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}),
+    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}, interleave=16),
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q},
        repack_as="tq2_0"),
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),

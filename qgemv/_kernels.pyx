@@ -219,12 +219,10 @@ cdef inline Py_ssize_t _per_tile(Py_ssize_t n, int n_threads, Py_ssize_t most, P
 
 
 def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
-               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads, Py_ssize_t row_multiple=2,
-               bint packed=True):
+               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads, Py_ssize_t row_multiple=2):
     """out[r, j] = row r . xq[j]: weights times activations already in the act format, by tiles of
     rows x every column (src/tiles.h), in a guided schedule (above); a tile's rows are
-    a multiple of row_multiple unless it is the last.  packed=False keeps a batch off the
-    variant's packed columns (the same bits either way)."""  # IN data, xq; OUT out
+    a multiple of row_multiple unless it is the last."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0
     cdef Py_ssize_t tile_rows, n_tiles
@@ -233,7 +231,7 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
         return
     tile_rows = _per_tile(rows, n_threads, _TILE_ROWS, row_multiple)
     n_tiles = (rows + tile_rows - 1) // tile_rows
-    if packed and _packs(t, qtype, batch) and _matmul_packed(t, qtype, base, row_nbytes, cols, xq, out, n_threads, tile_rows):
+    if _packs(t, qtype, batch) and _matmul_packed(t, qtype, base, row_nbytes, cols, xq, out, n_threads, tile_rows):
         return
     with nogil:
         for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):

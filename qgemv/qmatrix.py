@@ -359,9 +359,7 @@ class QMatrix:
                 # copies 16 rows into a panel and runs them side by side.
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
-                # bf16 batches take their packed columns (exact fmas) where _dispatch.bf16_fma says
-                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2,
-                                    packed=fmt.name != "bf16" or _dispatch.bf16_fma)
+                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)
         return out
 
     def _product_rows(self, n_threads: int,

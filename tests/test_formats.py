@@ -90,8 +90,6 @@ _POLICIES = {
                       {"AuthenticAMD": False, "GenuineIntel": True, "": True}),
     "dequant_stream": (_dispatch.choose_dequant_stream, "QGEMV_DEQUANT_STREAM",
                        {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
-    "bf16_fma": (_dispatch.choose_bf16_fma, "QGEMV_BF16_FMA",
-                 {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
 }
 
 

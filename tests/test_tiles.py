@@ -96,10 +96,9 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 @pytest.mark.parametrize("batch", [2, 3, 7, 8, 11, 25, 33])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
-    """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) or 4 x 6 (AVX-512's
-    bf16) over one accumulator's spans (whole 64-byte lines: 96 and 1000 leave a 32- and a
-    40-value scalar tail; 600 and 1000 end on a lone span), then the other's, with 1, 2 or 3
-    rows and fewer columns left over (src/formats/elements.h); AVX-512's f32 and f16 copy 16
+    """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) over one accumulator's
+    half (whole 64-byte lines: 96 and 1000 leave a 32- and a 40-value scalar tail), then the
+    other's, with 1, 2 or 3 rows and fewer columns left over (src/formats/elements.h); AVX-512's copy 16
     rows at a time into a panel (the last 5-7 repeating a row) and run chains of 128 values
     (a last short one) in blocks of up to 8 columns, 32 a pass (float_panels.h): across blocks,
     spans, chunks, short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
@@ -107,151 +106,6 @@ def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
     np.testing.assert_array_equal(got.view(np.uint32), _per_row(m, xq).view(np.uint32))
-
-
-def _bf16_dot_as_vdpbf16ps(w: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """w (rows, n) . a (n,) in float32 as the avx512bf16 variant's bf16 vec_dot orders it
-    (src/formats/elements.h): one accumulator of 16 lanes through the first n // 64 * 64 values,
-    32 at a time; vdpbf16ps adds lane k's products 2 k + 1, then 2 k (each exact in float32);
-    then the lanes folded 16 -> 8 -> 4 -> 2 -> 1, then the scalar tail."""
-    rows, n = w.shape
-    nv = n // 64 * 64
-    acc = np.zeros((rows, 16), np.float32)
-    for i in range(0, nv, 32):
-        p = (w[:, i:i + 32] * a[i:i + 32]).reshape(rows, 16, 2)   # exact: 8-bit significands
-        acc = acc + p[..., 1]
-        acc = acc + p[..., 0]
-    return _fold_lanes_then_tail(acc, w, a, nv)
-
-
-def _fold_lanes_then_tail(v: np.ndarray, w: np.ndarray, a: np.ndarray, nv: int) -> np.ndarray:
-    """a 16-lane float32 sum (rows, 16) folded 16 -> 8 -> 4 -> 2 -> 1 (qgemv_fvec_hsum), then
-    the scalar tail w[:, nv:] . a[nv:] added value by value"""
-    v = v[:, :8] + v[:, 8:]
-    v = v[:, :4] + v[:, 4:]
-    v = v[:, :2] + v[:, 2:]
-    total = v[:, 0] + v[:, 1]
-    for i in range(nv, w.shape[1]):
-        total = total + w[:, i] * a[i]
-    return total
-
-
-@pytest.mark.parametrize("cols", [64, 200, 4096 + 37])
-@pytest.mark.parametrize("batch", [1, 5, 8, 33])
-@pytest.mark.parametrize("bf16_fma", [False, True])
-def test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order(cols, batch, bf16_fma, monkeypatch):
-    """The avx512bf16 variant's bf16 products, vec_dot and tile alike, are the instruction's
-    sums in the order elements.h states, to the bit (numpy float32 emulation above), batches
-    of 8 and more in vdpbf16ps or in fmas (_dispatch.bf16_fma) alike."""
-    if not _kernels.cpu_runs("avx512bf16") or "avx512bf16" not in _kernels.COMPILED_ISAS:
-        pytest.skip("this CPU (or build) does not run the avx512bf16 variant")
-    monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
-    monkeypatch.setattr(_dispatch, "bf16_fma", bf16_fma)
-    rng = np.random.default_rng(cols + batch)
-    to_bf16 = lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
-    w = to_bf16(rng.standard_normal((19, cols)))
-    x = to_bf16(rng.standard_normal((cols, batch)))     # bf16 already: the activation is x itself
-    m = QMatrix((w.view(np.uint32) >> 16).astype(np.uint16), "bf16", w.shape)
-    got = m @ x
-    want = np.stack([_bf16_dot_as_vdpbf16ps(w, x[:, c]) for c in range(batch)], axis=1)
-    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
-
-
-def _bf16_edge_rows(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """bf16 weights (rows, n) and one column (n,) as uint16, whose float32 sums meet every
-    subnormal rule of vdpbf16ps and of the code around it (n = 4096 + 37: a scalar tail):
-    row 0 a subnormal weight (DAZ reads it as 0); row 1 products of 2^-128 in the last step,
-    subnormal results (FTZ flushes them; without it they would stay the lanes' sums); row 2 lanes 0 and 8 at 1.5 and -1.25 times 2^-126, normal, whose fold
-    is a subnormal 2^-128 (the lanes' sum, under the caller's MXCSR, keeps it); row 3 a
-    subnormal weight in the scalar tail (under the caller's MXCSR too: not 0); row 4 random."""
-    bf = lambda v: (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
-    w = np.zeros((5, n), np.uint16)
-    a = np.zeros(n, np.uint16)
-    a[:64] = bf(np.float32(2.0 ** 100))
-    w[0, 3] = 0x0001                                       # 2^-133, subnormal: times 2^100
-    nv = n // 64 * 64                                      # the last step's sums stay the lanes'
-    a[nv - 32:nv] = bf(np.float32(2.0 ** -64))
-    w[1, nv - 32:nv] = bf(np.float32(2.0 ** -64))          # 2^-128 each
-    a[96:128] = bf(np.float32(2.0 ** -63))
-    w[2, 97], w[2, 113] = bf(1.5 * 2.0 ** -63), bf(-1.25 * 2.0 ** -63)   # lanes 0 and 8
-    a[n - 5:] = bf(np.float32(2.0 ** 100))
-    w[3, n - 2] = 0x0003                                   # subnormal, in the tail
-    rng = np.random.default_rng(3)
-    w[4] = bf(rng.standard_normal(n).astype(np.float32))
-    a[128:nv - 32] = bf(rng.standard_normal(nv - 160).astype(np.float32))
-    a[nv:n - 5] = bf(rng.standard_normal(n - nv - 5).astype(np.float32))
-    return w, a
-
-
-@pytest.mark.parametrize("batch", [8, 9, 33])
-@pytest.mark.parametrize("n_threads", [1, 2])
-def test_bf16_batches_in_fmas_keep_vdpbf16ps_subnormal_rules_and_the_callers_mxcsr(batch, n_threads, monkeypatch):
-    """bf16 batches from 8 columns in fmas (src/formats/elements.h: bf16_odd_even) run under an
-    MXCSR of their own (DAZ, FTZ, round to nearest): the bits of vdpbf16ps (vec_dot, and the
-    plain tile) for subnormal inputs and results, the lanes' sum and the tail under the
-    caller's rules, and the caller's MXCSR back after (float32 subnormals in numpy stay)."""
-    if not _kernels.cpu_runs("avx512bf16") or "avx512bf16" not in _kernels.COMPILED_ISAS:
-        pytest.skip("this CPU (or build) does not run the avx512bf16 variant")
-    monkeypatch.setattr(_dispatch, "isa", "avx512bf16")
-    n = 4096 + 37
-    w, a = _bf16_edge_rows(n)
-    m = QMatrix(w, "bf16", w.shape)
-    x = np.repeat((a.astype(np.uint32) << 16).view(np.float32)[:, None], batch, axis=1)
-    got = {}
-    for fma in (False, True):
-        monkeypatch.setattr(_dispatch, "bf16_fma", fma)
-        got[fma] = m.matmul(x, n_threads=n_threads)
-    xq = np.ascontiguousarray(np.repeat(a[None, :], batch, axis=0)).view(np.uint8)
-    want = _per_row(m, xq)
-    for fma in (False, True):
-        np.testing.assert_array_equal(got[fma].view(np.uint32), want.view(np.uint32), err_msg=f"bf16_fma {fma}")
-    assert want[0, 0] == 0 and want[1, 0] == 0                   # DAZ, FTZ
-    assert want[2, 0] == np.float32(2.0 ** -128) and want[3, 0] != 0   # the fold and the tail keep subnormals
-    tiny = np.array([2.0 ** -140], np.float32)
-    assert (tiny * np.float32(1.0))[0] != 0 and (tiny + tiny)[0] == np.float32(2.0 ** -139)
-
-
-def _dot_in_spans(w: np.ndarray, a: np.ndarray, name: str) -> np.ndarray:
-    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f16 and widened bf16
-    (src/formats/elements.h): acc k of 16 lanes through the 32-value steps of the 64-value
-    spans k, k + 2, ... of the first n // 64 * 64 values, each step two exact products added
-    part by part (f16: values 0-15, then 16-31; bf16: the even values, then the odd); then
-    acc0 + acc1 folded 16 -> 8 -> 4 -> 2 -> 1, then the scalar tail."""
-    rows, n = w.shape
-    nv = n // 64 * 64
-    acc = np.zeros((2, rows, 16), np.float32)
-    for i in range(0, nv, 32):
-        k = i // 64 % 2
-        p = w[:, i:i + 32] * a[i:i + 32]        # exact: 11- or 8-bit significands
-        parts = (p[:, :16], p[:, 16:]) if name == "f16" else (p[:, 0::2], p[:, 1::2])
-        for part in parts:
-            acc[k] = acc[k] + part
-    return _fold_lanes_then_tail(acc[0] + acc[1], w, a, nv)
-
-
-@pytest.mark.parametrize("isa_name, name", [("avx512", "bf16")])
-@pytest.mark.parametrize("cols", [64, 200, 600, 4096 + 37])
-@pytest.mark.parametrize("batch", [1, 5, 8])
-def test_two_accumulator_floats_on_avx512_are_spans_in_their_documented_order(isa_name, name, cols, batch,
-                                                                              monkeypatch):
-    """bf16 where it is widened (the avx512 variant): vec_dot and tile alike give the sums in
-    the order elements.h states, to the bit (numpy float32 emulation above)."""
-    if not _kernels.cpu_runs(isa_name) or isa_name not in _kernels.COMPILED_ISAS:
-        pytest.skip(f"this CPU (or build) does not run the {isa_name} variant")
-    monkeypatch.setattr(_dispatch, "isa", isa_name)
-    rng = np.random.default_rng(cols + batch)
-    if name == "f16":
-        exact = lambda v: v.astype(np.float16).astype(np.float32)  # noqa: E731
-        raw = lambda v: v.astype(np.float16)  # noqa: E731
-    else:
-        exact = lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # noqa: E731
-        raw = lambda v: (v.view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
-    w = exact(rng.standard_normal((19, cols)))
-    x = exact(rng.standard_normal((cols, batch)))     # the activation type already: exact
-    m = QMatrix(raw(w), name, w.shape)
-    got = m @ x
-    want = np.stack([_dot_in_spans(w, x[:, c], name) for c in range(batch)], axis=1)
-    np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint32), want.view(np.uint32))
 
 
 def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.ndarray:
@@ -270,28 +124,44 @@ def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.n
     return total
 
 
+# each float format's values: exactly (as float32) and as its bits
+_FLOAT_VALUES = {
+    "f32": (lambda v: v.astype(np.float32), lambda v: v.astype(np.float32)),
+    "f16": (lambda v: v.astype(np.float16).astype(np.float32), lambda v: v.astype(np.float16)),
+    "bf16": (lambda v: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32),
+             lambda v: (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)),
+}
+
+
 @pytest.mark.parametrize("isa_name", ["avx512", "avx512bf16"])
-@pytest.mark.parametrize("name", ["f32", "f16"])
+@pytest.mark.parametrize("name", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("cols, rows, batch", [(64, 19, 1), (200, 40, 5), (600, 49, 9), (4096 + 37, 19, 33)])
-def test_f32_and_f16_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, name, cols, rows, batch,
-                                                                           monkeypatch):
-    """f32 and f16 on AVX-512: vec_dot, the GGUF rows' tile and the panels (a prepared matrix:
-    whole panels and the last rows % 16 from the GGUF rows; 3-panel groups and a short one;
-    columns by 8 and 32) give the chains of float_panels.h, to the bit (numpy emulation above)."""
+def test_floats_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, name, cols, rows, batch,
+                                                                     monkeypatch):
+    """f32, f16 and bf16 on AVX-512: vec_dot, the GGUF rows' tile and the panels (a prepared
+    matrix: whole panels and the last rows % 16 from the GGUF rows; 3-panel groups and a short
+    one; columns by 8 and 32) give the chains of float_panels.h, to the bit (numpy emulation
+    above).  Row 0's weights are scaled into float32's subnormals (f32, bf16): kept, not
+    flushed, as the caller's MXCSR (numpy's) says."""
     if not _kernels.cpu_runs(isa_name) or isa_name not in _kernels.COMPILED_ISAS:
         pytest.skip(f"this CPU (or build) does not run the {isa_name} variant")
     monkeypatch.setattr(_dispatch, "isa", isa_name)
+    exact, raw = _FLOAT_VALUES[name]
     rng = np.random.default_rng(cols + batch)
-    dtype = np.float16 if name == "f16" else np.float32
-    w = rng.standard_normal((rows, cols)).astype(dtype)
-    x = rng.standard_normal((cols, batch)).astype(dtype).astype(np.float32)   # f16 activations: exact
-    want = np.stack([_dot_in_chunk_chains(w.astype(np.float32), x[:, c]) for c in range(batch)], axis=1)
-    m = QMatrix(w, name, w.shape)
+    w = rng.standard_normal((rows, cols))
+    if name != "f16":   # bf16's subnormals end at 2^-133
+        w[0] *= 2.0 ** (-136 if name == "f32" else -131)
+    w = exact(w)
+    x = exact(rng.standard_normal((cols, batch)))        # the activation type already: exact
+    want = np.stack([_dot_in_chunk_chains(w, x[:, c]) for c in range(batch)], axis=1)
+    m = QMatrix(raw(w), name, w.shape)
     np.testing.assert_array_equal((m @ x).reshape(want.shape).view(np.uint32), want.view(np.uint32))
     assert m._prepared is not None or rows < 16                 # from the panels
-    xq = np.ascontiguousarray(x.T.astype(dtype)).view(np.uint8)
+    xq = np.ascontiguousarray(raw(x.T)).view(np.uint8)
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), want.view(np.uint32))
     np.testing.assert_array_equal(_per_row(m, xq).view(np.uint32), want.view(np.uint32))
+    if name != "f16":
+        assert (want[0] != 0).all() and (np.abs(want[0]) < np.finfo(np.float32).tiny).any()   # subnormal, kept
 
 
 # the formats whose tiles decode a row once for up to 32 columns (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE)
@@ -319,14 +189,12 @@ def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
     is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
     batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f32
     and f16 take none: their panels and their GGUF rows' tile meet every batch as it comes
-    (src/formats/float_panels.h).  bf16 on avx512bf16 takes them from 8 columns, in fmas (matmul_act's default; QMatrix where _dispatch.bf16_fma says):
-    test_bf16_on_avx512bf16_is_vdpbf16ps_in_its_documented_order's batches of 8 and 33."""
+    (src/formats/float_panels.h), and so do bf16's."""
     packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
     for isa in _kernels.COMPILED_ISAS:
         avx512 = isa.startswith("avx512")
-        floats = {"bf16": 8} if isa == "avx512bf16" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: {**packed, **floats}.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
+            f.name: packed.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
         # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: 8 if avx512 and f.name in packed else 0 for f in MATMUL}, isa
@@ -363,14 +231,14 @@ def test_single_column_rows_are_vec_dot_bits_past_a_chunk(name, blocks, rows, is
 INTERLEAVED = [f for f in MATMUL if f.interleave]
 
 
-def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_the_k_quants_iq4_xs_tq2_0_f32_and_f16():
+def test_interleaved_formats_are_the_32_value_formats_the_iq_grids_iq1_the_k_quants_iq4_xs_tq2_0_and_floats():
     assert [f.name for f in INTERLEAVED] == ["f32", "f16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K",
                                              "q6_K", "iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq4_nl", "iq3_s",
-                                             "iq2_s", "iq4_xs", "iq1_m", "tq2_0", "mxfp4"]
-    # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs, tq2_0, f32 and f16 (a row per lane of a
-    # 512-bit vector)
+                                             "iq2_s", "iq4_xs", "iq1_m", "bf16", "tq2_0", "mxfp4"]
+    # 8 rows per panel, but 16 for q8_0, the K-quants, iq4_xs, tq2_0 and the floats (a row per lane
+    # of a 512-bit vector)
     assert {f.name: f.interleave for f in INTERLEAVED if f.interleave != 8} == {
-        "f32": 16, "f16": 16, "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
+        "f32": 16, "f16": 16, "bf16": 16, "q8_0": 16, "q2_K": 16, "q3_K": 16, "q4_K": 16, "q5_K": 16, "q6_K": 16, "iq4_xs": 16, "tq2_0": 16}
     assert [f.name for f in INTERLEAVED if f.ggml_repack] == ["q4_0", "iq4_nl", "mxfp4"]
     assert not any(f.ggml_repack for f in MATMUL if not f.interleave)
     # only iq1_s's, iq1_m's and the IQ grids' panels are larger than their rows: trit blocks of 82

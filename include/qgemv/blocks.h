@@ -400,7 +400,7 @@ typedef block_iq3_c block_iq3_s_c;
 
 /* ---------------------------------------------------------------- 16 rows interleaved
  *
- * f32 and f16 (qgemv/_formats.py: interleave = 16; src/formats/float_panels.h): panel block i
+ * f32, f16 and bf16 (qgemv/_formats.py: interleave = 16; src/formats/float_panels.h): panel block i
  * holds value i of 16 rows, v[r] = row r's value i, one vector of the 16 rows a value.
  */
 typedef struct {
@@ -411,6 +411,10 @@ typedef struct {
     block_f16 v[16];
 } block_f16x16;
 static_assert(sizeof(block_f16x16) == 16 * sizeof(block_f16), "wrong f16x16 block size/padding");
+typedef struct {
+    block_bf16 v[16];
+} block_bf16x16;
+static_assert(sizeof(block_bf16x16) == 16 * sizeof(block_bf16), "wrong bf16x16 block size/padding");
 
 /*
  *

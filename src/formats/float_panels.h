@@ -1,19 +1,21 @@
-/* src/formats/float_panels.h: f32 and f16 products on the AVX-512 variants, from panels that
- * hold 16 rows value by value (block_f32x16, block_f16x16: include/qgemv/blocks.h).
+/* src/formats/float_panels.h: f32, f16 and bf16 products on the AVX-512 variants, from panels
+ * that hold 16 rows value by value (block_f32x16, block_f16x16, block_bf16x16:
+ * include/qgemv/blocks.h).
  *
  * Their order, on every path of these variants (panels, GGUF rows, vec_dot):
  *     out[r][c] = ((0 + s_0) + s_1) + ... ,   s_j = fma(w[r][i], a[c][i], s) over chunk j's
  *     values i in order, from s = 0, chunks of QGEMV_FLOAT_CHUNK values
- * (f16 weights and activations widened exactly first).  One vector holds the 16 rows' value i,
- * one broadcast the column's, and one fma moves 16 (row, column) chains on: a block of 3 panels
- * x 8 columns keeps 24 chains in registers and takes 3 loads and 8 broadcasts per 24 fmas, the
- * shape of a BLAS micro-kernel.  vec_dot's lanes along the values (elements.h, the AVX2
- * variant's order) load both operands, 10 vectors per 24 fmas in a 4 x 6 block, and keep 16
- * lanes of sums per (row, column), so their batches streamed rows and columns from L2 or parked
- * sums between slabs: 2.6-3 G fmas a second a thread (C harness, Intel Xeon, 4096 x 4096, 2
- * threads).  These blocks ran 4.2-4.7, batch 32 f16 6.1 -> 3.6 ms, f32 6.3 -> 4.0 (benches/
- * RESULTS.md has the library's figures).  A chunk bounds each chain to 256 products, the
- * rounding error of vec_dot's 16 lanes over 4096 values.
+ * (f16 and bf16 weights and activations widened exactly first).  One vector holds the 16 rows'
+ * value i, one broadcast the column's, and one fma moves 16 (row, column) chains on: a block of
+ * 3 panels x 8 columns keeps 24 chains in registers and takes 3 loads and 8 broadcasts per 24
+ * fmas, the shape of a BLAS micro-kernel.  vec_dot's lanes along the values (elements.h, the
+ * AVX2 variant's order, and these variants' before) load both operands, 10 vectors per 24 fmas
+ * in a 4 x 6 block, and keep 16 lanes of sums per (row, column), so their batches streamed rows
+ * and columns from L2 or parked sums between slabs: 2.6-3 G fmas a second a thread (Intel Xeon,
+ * 4096 x 4096, 2 threads); these blocks run 4.2-4.7 (benches/RESULTS.md, 35th session).  A
+ * chunk bounds each chain to 128 products, less than vec_dot's 16 lanes took over 4096 values.
+ * bf16 gives up vdpbf16ps (its pairs, its flushed subnormals): widened, its values take the same
+ * fmas as f16's.
  *
  * vec_dot itself, one row, is one chain a chunk, scalar fmas: what the tile and the panels do to
  * that row, not fast; the GGUF rows' tile (the last rows % 16, matrices of fewer rows, products
@@ -37,6 +39,7 @@
     }
 QGEMV_DEFINE_FLOAT_PANEL(f32)
 QGEMV_DEFINE_FLOAT_PANEL(f16)
+QGEMV_DEFINE_FLOAT_PANEL(bf16)
 
 #if defined(QGEMV_AVX512)
 /* one row against one column in the order above */
@@ -54,6 +57,7 @@ QGEMV_DEFINE_FLOAT_PANEL(f16)
     }
 QGEMV_DEFINE_VEC_DOT_CHAINS(f32, qgemv_f32_itself)
 QGEMV_DEFINE_VEC_DOT_CHAINS(f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_VEC_DOT_CHAINS(bf16, qgemv_bf16_to_fp32)
 
 enum {
     QGEMV_FLOAT_PANELS = 3,      /* panels a block: 48 rows */
@@ -64,6 +68,9 @@ enum {
 static inline __m512 float_panel_load_f32(const float *p) { return _mm512_loadu_ps(p); }
 static inline __m512 float_panel_load_f16(const uint16_t *p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a float32's high half */
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
 }
 /* tot[q tot_stride + c] += the chains of panels p[q] (q < P) against columns y[c] (c < C) over
  * len values, from 0; with pf, each panel line asked for ahead (the first column block's pass) */
@@ -179,7 +186,9 @@ static inline __m512 float_panel_load_f16(const uint16_t *p) {
     }
 QGEMV_DEFINE_FLOAT_PANEL_TILES(f32)
 QGEMV_DEFINE_FLOAT_PANEL_TILES(f16)
+QGEMV_DEFINE_FLOAT_PANEL_TILES(bf16)
 #else
 #define panel_tile_f32 NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED): GGUF rows */
 #define panel_tile_f16 NULL
+#define panel_tile_bf16 NULL
 #endif
