@@ -34,7 +34,9 @@ ggml_repack   llama.cpp's CPU_REPACK rewrites this format's rows at load (q4_0, 
 gemv_tiles    a single column streaming from memory (no panels) reads its rows through the format's
               tile, several rows per pass (src/tiles.h), rather than row after row through vec_dot:
               the ggml_repack formats (their vec_dot is one fma chain per row), nvfp4 and q1_0
-              (their tiles prepare a column's scales, and q1_0's its activations, once for 16 rows).
+              (their tiles prepare a column's scales, and q1_0's its activations, once for 16 rows),
+              and the floats (AVX-512: their vec_dot is one scalar chain per row, their tile runs
+              16 rows side by side, src/formats/float_panels.h; AVX2's tile is vec_dot row after row).
 repack_as     the format whose layout ``m @ x`` rewrites the matrix into once (the same levels and
               scales, so the same results, from a layout that decodes faster: tq1_0's base-3
               trits become tq2_0's 2-bit fields, 22% more bytes, twice the speed); None: none.
@@ -114,8 +116,8 @@ QK_K = 256
 _IQ2_CODES = 2 + QK_K // 32 + QK_K // 4 + QK_K // 8
 _IQ3_CODES = 2 + QK_K // 32 + QK_K // 2 + QK_K // 8
 FORMATS: tuple[Format, ...] = (
-    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}, interleave=16),
-    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}, interleave=16),
+    _f(0, "f32", 1, 4, "f32", "float", {_D, _M, _A, _Q}, interleave=16, gemv_tiles=True),
+    _f(1, "f16", 1, 2, "f16", "float", {_D, _M, _A, _Q}, interleave=16, gemv_tiles=True),
     _f(2, "q4_0", 32, 2 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8, ggml_repack=True, gemv_tiles=True),
     _f(3, "q4_1", 32, 2 + 2 + 16, "q8_1", "quant", _PROD | {_Q}, interleave=8),
     _f(6, "q5_0", 32, 2 + 4 + 16, "q8_0", "quant", _PROD | {_Q}, interleave=8),
@@ -149,7 +151,7 @@ FORMATS: tuple[Format, ...] = (
     _f(28, "f64", 1, 8, None, "float", _ELEM),
     _f(29, "iq1_m", QK_K, QK_K // 8 + QK_K // 16 + QK_K // 32, "q8_K", "quant", _PROD | {_Q},
        interleave=8, panel_type_size=QK_K // 4 + 4 + QK_K // 32),
-    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}, interleave=16),
+    _f(30, "bf16", 1, 2, "bf16", "float", {_D, _M, _A, _Q}, interleave=16, gemv_tiles=True),
     _f(34, "tq1_0", QK_K, (QK_K - 4 * QK_K // 64) // 5 + QK_K // 64 + 2, "q8_K", "quant", _PROD | {_Q},
        repack_as="tq2_0"),
     _f(35, "tq2_0", QK_K, QK_K // 4 + 2, "q8_K", "quant", _PROD | {_Q}, interleave=16),

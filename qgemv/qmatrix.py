@@ -339,7 +339,7 @@ class QMatrix:
                 _kernels.matmul_panels(isa, fmt.id, fmt.interleave, panels, fmt.panel_row_nbytes(cols), self._data,
                                        self._row_nbytes, cols, xq, out2, n)
             elif (batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.gemv_tiles
-                  and not _dispatch.gemv_prefetch and not (fmt.kind == "float" and _has_panels(isa, fmt.id))):
+                  and not _dispatch.gemv_prefetch):
                 # On a CPU whose prefetcher streams alone (_dispatch.gemv_prefetch off: AMD), a
                 # single column streaming from memory reads fastest one row after another (one
                 # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
@@ -349,14 +349,12 @@ class QMatrix:
                 # 4096, 2 threads: q4_0 3.8 -> 3.1 ms, iq4_nl 3.8 -> 3.3, mxfp4 5.5 -> 3.7;
                 # src/formats/q32_x8.h), and nvfp4 and q1_0, whose tiles prepare a column's scales
                 # (q1_0: and activations) once for 16 rows (src/formats/fp4_bits.h; q1_0 57344 x
-                # 8192, 1 / 2 threads: 14.4 -> 11.9 / 7.1 -> 5.9 ms, AVX2 18.6 -> 13.9 / 8.6 -> 6.9).
+                # 8192, 1 / 2 threads: 14.4 -> 11.9 / 7.1 -> 5.9 ms, AVX2 18.6 -> 13.9 / 8.6 -> 6.9),
+                # and the floats, whose AVX-512 vec_dot is one scalar chain per row (their tile
+                # runs 16 rows side by side: src/formats/float_panels.h).
                 # Elsewhere (an Intel Xeon) the tiles, whose rows ask for their lines ahead in
-                # software, beat one row after another unprefetched: f32's 4 rows a block 1.08-1.28x
-                # in and out of cache (14336 x 4096, 2 threads: 8.7 -> 7.6 ms), f16's and bf16's
-                # rows one at a time, prefetching, 1.1-1.2x out of cache (src/formats/elements.h),
-                # q2_0 even.  Not f32 and f16 where the variant has their panels (AVX-512): their
-                # vec_dot is one scalar chain per row (src/formats/float_panels.h), their tile
-                # copies 16 rows into a panel and runs them side by side.
+                # software, beat one row after another unprefetched (AVX2's f32 4 rows a block
+                # 1.08-1.28x in and out of cache), q2_0 even.
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
                 _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)
