@@ -2,9 +2,8 @@
  * columns in the lanes of 512-bit vectors (AVX-512 VNNI), for the formats whose levels are at
  * most 63 in magnitude (the IQ grids, and iq1_s and iq1_m with their levels times 8).
  *
- * The driver (qgemv/_kernels.pyx: _matmul_packed, which bf16 shares with a packing of its
- * own, src/formats/elements.h: its columns widened to float32) packs the batch once for every thread (pack_columns_q8_K: 16 columns a group, as
- * block_q8_Kx16c, include/qgemv/blocks.h), and reads the GGUF rows or, where a QMatrix has
+ * The driver (qgemv/_kernels.pyx: _matmul_packed) packs the batch once for every thread
+ * (pack_columns_q8_K: 16 columns a group, as block_q8_Kx16c, include/qgemv/blocks.h), and reads the GGUF rows or, where a QMatrix has
  * prepared them, its panels' rows (packed_panel_tile: the IQ grids' code blocks, iq1_s's and
  * iq1_m's trit blocks, whose decode needs no grid lookups).  A tile then decodes 8 rows at a time, a chunk of super-blocks each,
  * to biased bytes u = q + 64 (in [1, 127]) and int32 scales 2 s + 1

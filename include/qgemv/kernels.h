@@ -39,8 +39,7 @@ typedef void (*qgemv_panel_tile_fn)(int64_t n, const void *panels, int64_t panel
                                     const void *a, int64_t act_stride, int64_t ncols,
                                     float *out, int64_t out_stride);
 /* columns 16 g .. 16 g + 15 of ncols activations (act_stride bytes apart), n values each, ->
- * what a packed_tile reads for them: n / QK_K blocks block_q8_Kx16c (q8_K, src/packed_tile.h),
- * or each column's values widened to float32 (bf16, src/formats/elements.h) */
+ * what a packed_tile reads for them: n / QK_K blocks block_q8_Kx16c (q8_K, src/packed_tile.h) */
 typedef void (*qgemv_pack_columns_fn)(int64_t n, const void *a, int64_t act_stride, int64_t ncols, int64_t g,
                                       void *packed);
 /* vec_dot_tile's result, the same bits, from ncols columns packed by pack_columns: group g at

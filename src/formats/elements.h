@@ -4,11 +4,10 @@
  * to nearest even (f64, i32, i64), as numpy's astype(float32).
  * vec_dot_<name>_<name>: the float formats multiply against activations of their own type,
  * accumulating in float32 (ggml_vec_dot_f16 / _bf16 / _f32).
- * vec_dot_tile_<name>_<name> (AVX2, AVX-512): a batch of columns against a slab of rows, each
- * (row, column) running vec_dot's accumulators in vec_dot's order, so the tile gives vec_dot's
- * bits.
- * On the AVX-512 variants f32 and f16 take another order, their vec_dot and tiles included:
- * src/formats/float_panels.h; here the other variants' f32 and f16, and bf16 everywhere.
+ * vec_dot_tile_<name>_<name> (AVX2): a batch of columns against a slab of rows, each (row,
+ * column) running vec_dot's accumulators in vec_dot's order, so the tile gives vec_dot's bits.
+ * On the AVX-512 variants f32, f16 and bf16 take another order, their vec_dot and tiles
+ * included: src/formats/float_panels.h; here the other variants' products.
  */
 
 /* ---------------------------------------------------------------- dequantize */

@@ -166,7 +166,7 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
     static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
                                              const void *restrict a, int64_t act_stride, int64_t ncols, \
                                              float *restrict out, int64_t out_stride) {      \
-        block_##name##x16 *panel = (block_##name##x16 *)malloc((size_t)n * sizeof(block_##name##x16) + 64); \
+        block_##name##x16 *panel = (block_##name##x16 *)malloc((size_t)n * sizeof(block_##name##x16));      \
         float *rows16 = (float *)malloc((size_t)(16 * ncols) * sizeof(float));               \
         if (panel == NULL || rows16 == NULL) {                                               \
             for (int64_t r = 0; r < nrows; r++)                                              \
