@@ -98,10 +98,11 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
     """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) over one accumulator's
     half (whole 64-byte lines: 96 and 1000 leave a 32- and a 40-value scalar tail), then the
-    other's, with 1, 2 or 3 rows and fewer columns left over (src/formats/elements.h); AVX-512's copy 16
-    rows at a time into a panel (the last 5-7 repeating a row) and run chains of 128 values
-    (a last short one) in blocks of up to 8 columns, 32 a pass (float_panels.h): across blocks,
-    spans, chunks, short blocks and the scalar tail every (r, c) is still vec_dot's bits."""
+    other's, with 1, 2 or 3 rows and fewer columns left over (src/formats/elements.h); the
+    AVX-512 variants' copy 16 rows at a time into a panel (the last 5-7 repeating a row) and run
+    chains of 128 values (a last short one) in blocks of up to 8 columns, 32 a pass
+    (float_panels.h): across blocks, halves, chunks, short blocks and the scalar tail every
+    (r, c) is still vec_dot's bits."""
     m, x, xq = _setup(fmt, rows, batch, seed=cols + batch, cols=cols)
     got = _tile(m, xq, rows)
     assert np.isfinite(got).all()
@@ -109,7 +110,7 @@ def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa
 
 
 def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.ndarray:
-    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f32 and f16
+    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f32, f16 and bf16
     (src/formats/float_panels.h): per chunk of 128 values one chain s = fma(w_i, a_i, s) from 0,
     in order, the chunks' sums added in order from 0.  fma emulated in float64: the product is
     exact there (at most 48 bits), the sum rounded once to float64 and once to float32."""
