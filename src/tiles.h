@@ -75,10 +75,6 @@
         return;                                                                             \
     }
 
-/* in a tile whose activations no vec_dot takes (f16's float32 columns, src/formats/elements.h):
- * a single column goes through the tile's own passes */
-#define QGEMV_TILE_NO_ONE_COLUMN(...)
-
 #if defined(QGEMV_AVX2)
 /* a q8_K row kernel's columns: y[j] the activation blocks of column j */
 QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_stride, int CB, const block_q8_K **y) {
