@@ -19,8 +19,9 @@
  *
  * vec_dot itself, one row, is one chain a chunk, scalar fmas: what the tile and the panels do to
  * that row, not fast; the GGUF rows' tile (the last rows % 16, matrices of fewer rows, products
- * with set_repack(False)) transposes 48 rows a chunk at a time into panels first, which costs
- * it 2-3x the old order's time there (f16 4096 x 4096, 2 threads, 0.61 -> 2.0 ms).
+ * with set_repack(False)) transposes 48 rows a chunk at a time into panels first, a single
+ * column 16 rows at a time in registers, which costs it 1.2-1.7x the old order's time there
+ * (4096 x 4096: f16 2 threads 0.61 -> 1.05 ms, f32 1 thread 2.4 -> 2.95-3.3).
  */
 
 #define QGEMV_FLOAT_CHUNK 128   /* values a chain runs before its sum joins the total */
@@ -167,7 +168,7 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
  * of 8 columns; vec_dot_tile_<name>_<name>: the same on GGUF rows, 48 at a time copied into 3
  * panels chunk by chunk, each chunk's chains added to the totals in order, so the same sums
  * (vec_dot per row and column where the memory for them is not to be had) */
-#define QGEMV_DEFINE_FLOAT_PANEL_TILES(name)                                                  \
+#define QGEMV_DEFINE_FLOAT_PANEL_TILES(name, to_f32)                                          \
     QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
                                   const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
@@ -217,10 +218,52 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
             }                                                                                \
         }                                                                                    \
     }                                                                                        \
+    /* a single column from GGUF rows: 16 rows at a time, 16 values of each widened and turned  \
+     * in registers into the 16 rows' value k, then the chains as a panel runs them */        \
+    static void float_rows_gemv_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+                                       const void *restrict a, float *restrict out, int64_t out_stride) { \
+        enum { S = QGEMV_FLOAT_CHUNK };                                                      \
+        _Alignas(64) float y[S];                                                             \
+        for (int64_t r0 = 0; r0 < nrows; r0 += 16) {                                         \
+            const int nr = nrows - r0 < 16 ? (int)(nrows - r0) : 16;                         \
+            const block_##name *x[16];                                                       \
+            for (int r = 0; r < 16; r++)                                                     \
+                x[r] = (const block_##name *)((const uint8_t *)w + (r0 + (r < nr ? r : nr - 1)) * row_stride); \
+            __m512 total = _mm512_setzero_ps();                                              \
+            for (int64_t k0 = 0; k0 < n; k0 += S) {                                          \
+                const int64_t len = n - k0 < S ? n - k0 : S;                                 \
+                dequant_row_##name((const block_##name *)a + k0, y, len);                    \
+                __m512 acc = _mm512_setzero_ps();                                            \
+                int64_t i = 0;                                                               \
+                for (; i + 16 <= len; i += 16) {                                             \
+                    /* each row's lines ahead, once a line (32 values of 16 bits) */         \
+                    if (qgemv_prefetch_one_column && !((k0 + i) * sizeof(block_##name) & 63)) \
+                        for (int r = 0; r < 16; r++) QGEMV_PREFETCH_LINE(x[r] + k0 + i);     \
+                    __m512 v[16];                                                            \
+                    for (int r = 0; r < 16; r++) v[r] = float_panel_load_##name(x[r] + k0 + i); \
+                    float_transpose_16x16(v);                                                \
+                    for (int k = 0; k < 16; k++) acc = _mm512_fmadd_ps(v[k], _mm512_set1_ps(y[i + k]), acc); \
+                }                                                                            \
+                for (; i < len; i++) {                                                       \
+                    float t[16];                                                             \
+                    for (int r = 0; r < 16; r++) t[r] = to_f32(x[r][k0 + i]);                 \
+                    acc = _mm512_fmadd_ps(_mm512_loadu_ps(t), _mm512_set1_ps(y[i]), acc);     \
+                }                                                                            \
+                total = _mm512_add_ps(total, acc);                                           \
+            }                                                                                \
+            float v[16];                                                                     \
+            _mm512_storeu_ps(v, total);                                                      \
+            for (int r = 0; r < nr; r++) out[(r0 + r) * out_stride] = v[r];                  \
+        }                                                                                    \
+    }                                                                                        \
     static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
                                              const void *restrict a, int64_t act_stride, int64_t ncols, \
                                              float *restrict out, int64_t out_stride) {      \
         enum { PG = QGEMV_FLOAT_PANELS, S = QGEMV_FLOAT_CHUNK };                             \
+        if (ncols == 1) {                                                                    \
+            float_rows_gemv_##name(n, w, row_stride, nrows, a, out, out_stride);             \
+            return;                                                                          \
+        }                                                                                    \
         _Alignas(64) block_##name##x16 panel[PG][S];                                         \
         float *part = (float *)malloc((size_t)(16 * PG * ncols) * sizeof(float));           \
         if (part == NULL) {                                                                  \
@@ -249,9 +292,9 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
         }                                                                                    \
         free(part);                                                                          \
     }
-QGEMV_DEFINE_FLOAT_PANEL_TILES(f32)
-QGEMV_DEFINE_FLOAT_PANEL_TILES(f16)
-QGEMV_DEFINE_FLOAT_PANEL_TILES(bf16)
+QGEMV_DEFINE_FLOAT_PANEL_TILES(f32, qgemv_f32_itself)
+QGEMV_DEFINE_FLOAT_PANEL_TILES(f16, qgemv_fp16_to_fp32)
+QGEMV_DEFINE_FLOAT_PANEL_TILES(bf16, qgemv_bf16_to_fp32)
 #else
 #define panel_tile_f32 NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED): GGUF rows */
 #define panel_tile_f16 NULL
