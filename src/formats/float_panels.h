@@ -52,7 +52,8 @@ static inline void float_transpose_16x16(__m512 v[16]) {
     }
 }
 /* 16 values of a row as 32-bit lanes, and back (16-bit values zero-extended: bits, not numbers) */
-static inline __m512 float_lanes_load_f32(const float *p) { return _mm512_loadu_ps(p); }
+static inline __m512 float_panel_load_f32(const float *p) { return _mm512_loadu_ps(p); }
+#define float_lanes_load_f32 float_panel_load_f32
 static inline __m512 float_lanes_load_f16(const uint16_t *p) {
     return _mm512_castsi512_ps(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)));
 }
@@ -119,7 +120,6 @@ enum {
     QGEMV_FLOAT_GROUPS = 3,      /* groups of 3 panels that share each chunk's widened columns */
     QGEMV_FLOAT_COLS_CHUNK = 32  /* columns whose totals those keep at once */
 };
-static inline __m512 float_panel_load_f32(const float *p) { return _mm512_loadu_ps(p); }
 static inline __m512 float_panel_load_f16(const uint16_t *p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
 }
@@ -164,10 +164,11 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
 
 /* panel_tile_<name>: npanels panels (panel_stride bytes apart) against ncols columns of
  * activations (act_stride bytes apart): 3 panels at a time, their chains' totals kept for up to
- * 32 columns while the chunks go by, each chunk's columns widened once (f16) and met by blocks
- * of 8 columns; vec_dot_tile_<name>_<name>: the same on GGUF rows, 48 at a time copied into 3
- * panels chunk by chunk, each chunk's chains added to the totals in order, so the same sums
- * (vec_dot per row and column where the memory for them is not to be had) */
+ * 32 columns while the chunks go by, each chunk's columns copied once as float32 (widened:
+ * f16, bf16) and met by blocks of 8 columns; vec_dot_tile_<name>_<name>: the same on GGUF
+ * rows, 48 at a time copied into 3 panels chunk by chunk, each chunk's chains added to the
+ * totals in order, so the same sums (vec_dot per row and column where the memory for them is
+ * not to be had), a single column 16 rows at a time through float_rows_gemv_<name> */
 #define QGEMV_DEFINE_FLOAT_PANEL_TILES(name, to_f32)                                          \
     QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
