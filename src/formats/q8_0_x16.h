@@ -34,6 +34,15 @@ QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
 #define QGEMV_X16_COLS_Q8_0 2   /* columns a pass: 8 accumulators each and the 8 level vectors, in registers */
 #define X16_Q8_0_SIDE 64       /* blocks a chunk: the span of a column's set-up */
 #define X16_Q8_0_PANELS 8      /* panels a batch's column set-up serves */
+/* A single column takes 2 panels at a time in chunks of 8 blocks (4.3 KiB of each): two streams
+ * from memory, which this Xeon reads faster than one (a C read loop, 1 / 2 threads: 18.2 ->
+ * 20.5 / 34-35 -> 36 GB/s; chunks of 16 KiB and more, or 3-9 streams, gain less or nothing).
+ * 14336 x 4096 out of cache through QMatrix, builds alternating: 2 threads 27.6-28.4 -> 28.8-29.4
+ * GB/s, 1 thread 14.6-15.0 -> 15.0-15.1; in cache even.  (Session 35's trial of 2-8 panels kept
+ * 64-block chunks, 35 KiB a stream: even.)  Each panel's accumulators carry over between chunks,
+ * so the sums are the same. */
+#define X16_Q8_0_ONE_COL_PANELS 2
+#define X16_Q8_0_ONE_COL_SIDE 8
 
 /* a column's set-up for a chunk of blocks, which the passes broadcast straight from memory (made
  * in registers, each took a shuffle on the pipes the fmas and vpdpbusd want): per block
@@ -81,14 +90,15 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
         for (int i = 0; i < 8; i++) acc_[j][i] = acc[j][i];
 }
 
-/* vec_dot_tile over npanels panels: by groups of X16_Q8_0_PANELS panels (one panel at a time
- * for a single column, whose panels then stream in memory order), QGEMV_X16_COLS_Q8_0 columns
- * and chunks of X16_Q8_0_SIDE blocks: the columns' set-up for a chunk once, then each panel's
- * pass over it, its accumulators kept between chunks */
+/* vec_dot_tile over npanels panels: by groups of X16_Q8_0_PANELS panels (X16_Q8_0_ONE_COL_PANELS
+ * for a single column), QGEMV_X16_COLS_Q8_0 columns and chunks of X16_Q8_0_SIDE blocks
+ * (X16_Q8_0_ONE_COL_SIDE): the columns' set-up for a chunk once, then each panel's pass over
+ * it, its accumulators kept between chunks */
 static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
                             int64_t out_stride) {
-    const int64_t nb = n / 32, group = ncols > 1 ? X16_Q8_0_PANELS : 1;
+    const int64_t nb = n / 32, group = ncols > 1 ? X16_Q8_0_PANELS : X16_Q8_0_ONE_COL_PANELS,
+                  side = ncols > 1 ? X16_Q8_0_SIDE : X16_Q8_0_ONE_COL_SIDE;
     x16_column_q8_0 col[QGEMV_X16_COLS_Q8_0];
     __m512 acc[X16_Q8_0_PANELS][QGEMV_X16_COLS_Q8_0][8];
     for (int64_t i0 = 0; i0 < npanels; i0 += group) {
@@ -98,8 +108,8 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
             for (int64_t i = 0; i < pn; i++)
                 for (int j = 0; j < CB; j++)
                     for (int l = 0; l < 8; l++) acc[i][j][l] = _mm512_setzero_ps();
-            for (int64_t k0 = 0; k0 < nb; k0 += X16_Q8_0_SIDE) {
-                const int64_t kn = nb - k0 < X16_Q8_0_SIDE ? nb - k0 : X16_Q8_0_SIDE;
+            for (int64_t k0 = 0; k0 < nb; k0 += side) {
+                const int64_t kn = nb - k0 < side ? nb - k0 : side;
                 const block_q8_0 *y[QGEMV_X16_COLS_Q8_0];
                 for (int j = 0; j < CB; j++) {
                     y[j] = (const block_q8_0 *)((const uint8_t *)a + (c0 + j) * act_stride) + k0;
