@@ -297,50 +297,86 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
 }
 /* a pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
  * + j] */
-#define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
+/* The pass of a format with a super-block kernel x16_superblock_<name> (b, dec, y, ib, CB, acc):
+ * its super-blocks in order into the columns' sums; and a single column against npanels
+ * panels two at a time, their super-blocks in turn, so that a thread reads two streams
+ * (x16_single_column_pairs_<name>: how many panels it did; each panel keeps its own sums, so
+ * the same bits).  Intel Xeon (AMX), 14336 x 4096 out of cache through QMatrix, builds
+ * alternating, 2 / 1 threads: q4_K 27.3-29.9 -> 30.8-33.7 / 14.5-15.3 -> 15.2-17.3 GB/s, q5_K
+ * 27.3-28.8 -> 29.2-33.6 / 14.5-15.4 -> 16.2-17.7, q6_K 27.6-28.7 -> 28.8-29.8 / 14.3-15.1 ->
+ * 15.0-15.2, iq4_xs even; the same code one panel at a time ran as before.  In cache even (q4_K
+ * 1 thread 0.34-0.35 -> 0.35-0.36 ms).  A C read loop read two 4 KiB-chunk streams 5-12%
+ * faster than one with the two hints a line, even without them (benches/RESULTS.md, 36th
+ * session). */
+#define QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(name)                                                \
     QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
                                              int64_t act_stride, const int CB, float *out, int64_t out_stride) { \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
         __m512 acc[QGEMV_X16_COLS];                                                             \
         x16_columns_512(a, act_stride, CB, y, acc);                                             \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
-            const block_##name##x16 *b = p + ib;                                                \
-            uint8_t sc[128], mn[128];                                                           \
-            x16_scales_mins(b->scales, sc, mn);                                                 \
-            __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
-            __m512i mpair[4];                                                                   \
-            x16_min_pairs(mn, 4, mpair);                                                        \
-            for (int j = 0; j < CB; j++) {                                                      \
-                uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */              \
-                _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));                     \
-                msum[j] = x16_dot_pairs(mpair, 4, bp);                                          \
-            }                                                                                   \
-            for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();                      \
-            /* values 64 c ..: sub-block 2 c (the low nibbles) and 2 c + 1 (the high), the 8   \
-             * steps unrolled.  Up to 4 columns take both in one sweep; 8 take one at a time,   \
-             * their 8 sums in 8 registers (both at once, beside the totals and the minimums'  \
-             * sums, took more than the 32 registers: GCC spilled sums to the stack and copied \
-             * the rest every step; q4_K batch 8 and 32 11-19% faster, q5_K 6-11%).  The       \
-             * minimums' sums come first: formed after the loop, q5_K's GEMV ran 1.3x slower */ \
-            const int nh = CB > 4 ? 1 : 2;                                                      \
-            for (int c = 0; c < 4; c++)                                                         \
-                for (int h0 = 0; h0 < 2; h0 += nh) {                                            \
-                    __m512i t[2][QGEMV_X16_COLS];                                               \
-                    for (int hh = 0; hh < nh; hh++)                                             \
-                        for (int j = 0; j < CB; j++) t[hh][j] = _mm512_setzero_si512();         \
-                    _Pragma("GCC unroll 8")                                                     \
-                    for (int k = 0; k < 8; k++) x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, h0, nh, y, ib, CB, t); \
-                    for (int hh = 0; hh < nh; hh++) x16_k45_scale(sc + 32 * c + 16 * (h0 + hh), t[hh], CB, isum); \
-                }                                                                               \
-            const __m512 d = x16_factors(b->d);                                                 \
-            const __m512 dmin = x16_factors(b->dmin);                                           \
-            x16_fold_512(acc, d, y, ib, isum, CB);                                              \
-            x16_fold_min_512(acc, dmin, y, ib, msum, CB);                                       \
-        }                                                                                       \
+        for (int64_t ib = 0; ib < nb; ib++) x16_superblock_##name(p + ib, NULL, y, ib, CB, acc); \
         x16_store_512(acc, CB, out, out_stride);                                                \
+    }                                                                                           \
+    static int64_t x16_single_column_pairs_##name(int64_t n, const void *panels, int64_t panel_stride, \
+                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
+        int64_t i = 0;                                                                          \
+        for (; i + 2 <= npanels; i += 2) {                                                      \
+            const block_##name##x16 *p0 = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
+            const block_##name##x16 *p1 = (const block_##name##x16 *)((const uint8_t *)panels + (i + 1) * panel_stride); \
+            const block_q8_K *y[QGEMV_X16_COLS];                                                \
+            __m512 acc0[QGEMV_X16_COLS], acc1[QGEMV_X16_COLS];                                  \
+            x16_columns_512((const uint8_t *)a, 0, 1, y, acc0);                                 \
+            x16_columns_512((const uint8_t *)a, 0, 1, y, acc1);                                 \
+            for (int64_t ib = 0; ib < n / QK_K; ib++) {                                         \
+                x16_superblock_##name(p0 + ib, NULL, y, ib, 1, acc0);                           \
+                x16_superblock_##name(p1 + ib, NULL, y, ib, 1, acc1);                           \
+            }                                                                                   \
+            x16_store_512(acc0, 1, out + 16 * i * out_stride, out_stride);                      \
+            x16_store_512(acc1, 1, out + 16 * (i + 1) * out_stride, out_stride);                \
+        }                                                                                       \
+        return i;                                                                               \
     }
-QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
+#define QGEMV_DEFINE_X16_SUPERBLOCK_K45(name, HIGH_BIT)                                         \
+    QGEMV_ALWAYS_INLINE void x16_superblock_##name(const block_##name##x16 *b, const void *dec, \
+                                                   const block_q8_K *const *y, int64_t ib, const int CB, \
+                                                   __m512 *acc) {                               \
+        (void)dec;                                                                              \
+        uint8_t sc[128], mn[128];                                                               \
+        x16_scales_mins(b->scales, sc, mn);                                                     \
+        __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                     \
+        __m512i mpair[4];                                                                       \
+        x16_min_pairs(mn, 4, mpair);                                                            \
+        for (int j = 0; j < CB; j++) {                                                          \
+            uint8_t bp[16];   /* the column's 32-value sums, in int16 pairs */                  \
+            _mm_storeu_si128((__m128i *)bp, x16_bsum_pairs(&y[j][ib]));                         \
+            msum[j] = x16_dot_pairs(mpair, 4, bp);                                              \
+        }                                                                                       \
+        for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();                          \
+        /* values 64 c ..: sub-block 2 c (the low nibbles) and 2 c + 1 (the high), the 8        \
+         * steps unrolled.  Up to 4 columns take both in one sweep; 8 take one at a time,       \
+         * their 8 sums in 8 registers (both at once, beside the totals and the minimums'       \
+         * sums, took more than the 32 registers: GCC spilled sums to the stack and copied      \
+         * the rest every step; q4_K batch 8 and 32 11-19% faster, q5_K 6-11%).  The            \
+         * minimums' sums come first: formed after the loop, q5_K's GEMV ran 1.3x slower */     \
+        const int nh = CB > 4 ? 1 : 2;                                                          \
+        for (int c = 0; c < 4; c++)                                                             \
+            for (int h0 = 0; h0 < 2; h0 += nh) {                                                \
+                __m512i t[2][QGEMV_X16_COLS];                                                   \
+                for (int hh = 0; hh < nh; hh++)                                                 \
+                    for (int j = 0; j < CB; j++) t[hh][j] = _mm512_setzero_si512();             \
+                _Pragma("GCC unroll 8")                                                         \
+                for (int k = 0; k < 8; k++) x16_k45_step(b->qs, HIGH_BIT(b->qh +) 0, c, k, h0, nh, y, ib, CB, t); \
+                for (int hh = 0; hh < nh; hh++) x16_k45_scale(sc + 32 * c + 16 * (h0 + hh), t[hh], CB, isum); \
+            }                                                                                   \
+        const __m512 d = x16_factors(b->d);                                                     \
+        const __m512 dmin = x16_factors(b->dmin);                                               \
+        x16_fold_512(acc, d, y, ib, isum, CB);                                                  \
+        x16_fold_min_512(acc, dmin, y, ib, msum, CB);                                           \
+    }
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(q5_K, QGEMV_K_HIGH_BIT)
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q4_K)
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q5_K)
 
 /* Batches of 9 to 32 columns (QGEMV_X16_WIDE_COLS) of q5_K decode each super-block's levels once
  * for all their passes of 8 columns: the 64 vectors of a panel block's levels (sub-block 2 c +
@@ -482,17 +518,10 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_d
         }
     x16_fold_512(acc, x16_factors(b->d), y, ib, isum, CB);
 }
-/* a pass and a wide pass's group of a format whose super-block kernel x16_superblock_<name>
- * reads its levels either decoded (dec) or from the panel (dec NULL) */
+/* a wide pass's group of a format whose super-block kernel x16_superblock_<name> reads its
+ * levels either decoded (dec) or from the panel (dec NULL) */
 #define QGEMV_DEFINE_X16_PASSES_OF_SUPERBLOCK(name)                                              \
-    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
-                                             int64_t act_stride, const int CB, float *out, int64_t out_stride) { \
-        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
-        __m512 acc[QGEMV_X16_COLS];                                                             \
-        x16_columns_512(a, act_stride, CB, y, acc);                                             \
-        for (int64_t ib = 0; ib < nb; ib++) x16_superblock_##name(p + ib, NULL, y, ib, CB, acc); \
-        x16_store_512(acc, CB, out, out_stride);                                                \
-    }                                                                                           \
+    QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(name)                                                    \
     QGEMV_ALWAYS_INLINE void x16_wide_group_##name(const x16_decoded_##name *dec, const block_q8_K *const *y, \
                                                    int64_t ib, const int CB, __m512 *acc) {     \
         x16_superblock_##name(dec->b, dec, y, ib, CB, acc);                                     \
@@ -714,44 +743,39 @@ static inline __m512i x16_scale_iq4_xs(__m512i sl, __m512i sh, int s) {
     const __m512i high = _mm512_and_si512(_mm512_srli_epi32(sh, 2 * s), _mm512_set1_epi32(3));
     return _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
 }
-QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, const uint8_t *a, int64_t act_stride,
-                                         const int CB, float *out, int64_t out_stride) {
+QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
+                                               int64_t ib, const int CB, __m512 *acc) {
+    (void)dec;
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i table = _mm512_broadcast_i32x4(kvalues_iq4nl_u8());
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m512 acc[QGEMV_X16_COLS];
-    x16_columns_512(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_iq4_xsx16 *b = p + ib;
-        /* lane r: row r's scales_l (sub-block s in bits 4 s .. 4 s + 3) and scales_h (bits 2 s, 2 s + 1) */
-        const __m512i sl = _mm512_loadu_si512((const void *)b->scales_l);
-        const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b->scales_h));
-        __m512i isum[QGEMV_X16_COLS];
-        int32_t start[QGEMV_X16_COLS][16];
-        x16_chain_starts(y, ib, CB, 7, 1, start);
-        for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();
-        for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
-            __m512i t[QGEMV_X16_COLS];
-            for (int j = 0; j < CB; j++) t[j] = _mm512_set1_epi32(start[j][s]);
-            for (int k = 0; k < 4; k++) {
-                QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * (4 * s + k), CB);
-                const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k)));
-                const __m512i u0 = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
-                const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
-                for (int j = 0; j < CB; j++) {
-                    const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
-                    t[j] = qgemv_dpbusd_bcst_512(t[j], u0, x);
-                    t[j] = qgemv_dpbusd_bcst_512(t[j], u1, x + 16);
-                }
+    /* lane r: row r's scales_l (sub-block s in bits 4 s .. 4 s + 3) and scales_h (bits 2 s, 2 s + 1) */
+    const __m512i sl = _mm512_loadu_si512((const void *)b->scales_l);
+    const __m512i sh = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)b->scales_h));
+    __m512i isum[QGEMV_X16_COLS];
+    int32_t start[QGEMV_X16_COLS][16];
+    x16_chain_starts(y, ib, CB, 7, 1, start);
+    for (int j = 0; j < CB; j++) isum[j] = _mm512_setzero_si512();
+    for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
+        __m512i t[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) t[j] = _mm512_set1_epi32(start[j][s]);
+        for (int k = 0; k < 4; k++) {
+            QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * (4 * s + k), CB);
+            const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k)));
+            const __m512i u0 = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
+            const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
+            for (int j = 0; j < CB; j++) {
+                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
+                t[j] = qgemv_dpbusd_bcst_512(t[j], u0, x);
+                t[j] = qgemv_dpbusd_bcst_512(t[j], u1, x + 16);
             }
-            const __m512i sc = x16_scale_iq4_xs(sl, sh, s);
-            for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
         }
-        const __m512 d = x16_factors(b->d);
-        x16_fold_512(acc, d, y, ib, isum, CB);
+        const __m512i sc = x16_scale_iq4_xs(sl, sh, s);
+        for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], sc));
     }
-    x16_store_512(acc, CB, out, out_stride);
+    const __m512 d = x16_factors(b->d);
+    x16_fold_512(acc, d, y, ib, isum, CB);
 }
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(iq4_xs)
 #elif defined(QGEMV_AVX2)
 /* out[r * out_stride + j] = lane r % 8 of acc[r / 8][j] */
 static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, float *out, int64_t out_stride) {
@@ -1278,15 +1302,22 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
 #define QGEMV_X16_AMX_TRY_q3_K(...) 0
 
+/* a driver's pairs for a format without x16_single_column_pairs_<name>: none, one panel at a time */
+static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
+                                   const void *a, float *out, int64_t out_stride) {
+    (void)n, (void)panels, (void)panel_stride, (void)npanels, (void)a, (void)out, (void)out_stride;
+    return 0;
+}
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
  * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block */
-#define QGEMV_DEFINE_X16_TILE_BY_PASSES(name, block_values, cols)                                \
+#define QGEMV_DEFINE_X16_TILE_BY_PASSES(name, block_values, cols, pairs)                         \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
-        for (int64_t i = 0; i < npanels; i++) {                                                 \
+        const int64_t i0 = ncols == 1 ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
+        for (int64_t i = i0; i < npanels; i++) {                                                \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                    \
                 const uint8_t *a_ = (const uint8_t *)a + c0 * act_stride;                       \
@@ -1301,7 +1332,7 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
  * columns at a time, each super-block decoded once for them (x16_wide_pass_<name>); fewer by
  * passes of 8 */
 #define QGEMV_X16_WIDE_GROUP_CASE(name, cb) case cb: x16_wide_group_##name(&dec, y + g, ib, cb, acc + g); break;
-#define QGEMV_DEFINE_X16_TILE_WIDE(name, min_cols)                                               \
+#define QGEMV_DEFINE_X16_TILE_WIDE(name, min_cols, pairs)                                        \
     /* W <= QGEMV_X16_WIDE_COLS columns: each super-block decoded once (x16_decode_<name>), then \
      * passes of up to 8 columns from it (x16_wide_group_<name>), their accumulators in memory */ \
     static void x16_wide_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, int64_t act_stride, \
@@ -1328,7 +1359,8 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
-        for (int64_t i = 0; i < npanels; i++) {                                                 \
+        const int64_t i0 = ncols == 1 ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
+        for (int64_t i = i0; i < npanels; i++) {                                                \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_WIDE_COLS) {                       \
                 const int64_t w = ncols - c0 < QGEMV_X16_WIDE_COLS ? ncols - c0 : QGEMV_X16_WIDE_COLS; \
@@ -1356,17 +1388,17 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
  *             tq2_0 (its pass is written for VNNI only);
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
-QGEMV_DEFINE_X16_TILE_WIDE(q2_K, 13)
-QGEMV_DEFINE_X16_TILE_WIDE(q3_K, 9)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
-QGEMV_DEFINE_X16_TILE_WIDE(q5_K, 9)
-QGEMV_DEFINE_X16_TILE_WIDE(q6_K, 9)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0)
+QGEMV_DEFINE_X16_TILE_WIDE(q2_K, 13, x16_no_pairs)
+QGEMV_DEFINE_X16_TILE_WIDE(q3_K, 9, x16_single_column_pairs_q3_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_q4_K)
+QGEMV_DEFINE_X16_TILE_WIDE(q5_K, 9, x16_single_column_pairs_q5_K)
+QGEMV_DEFINE_X16_TILE_WIDE(q6_K, 9, x16_single_column_pairs_q6_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #elif defined(QGEMV_AVX2)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
 #define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
