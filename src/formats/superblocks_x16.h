@@ -295,9 +295,8 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
     const __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)sc));
     for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], s));
 }
-/* a pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
- * + j] */
-/* The pass of a format with a super-block kernel x16_superblock_<name> (b, dec, y, ib, CB, acc):
+/* A pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
+ * + j], for a format with a super-block kernel x16_superblock_<name> (b, dec, y, ib, CB, acc):
  * its super-blocks in order into the columns' sums; and a single column against npanels
  * panels two at a time, their super-blocks in turn, so that a thread reads two streams
  * (x16_single_column_pairs_<name>: how many panels it did; each panel keeps its own sums, so
@@ -336,6 +335,8 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
         }                                                                                       \
         return i;                                                                               \
     }
+/* q4_K / q5_K super-block b against CB <= 8 columns (y[j]'s block ib) into acc[j] (dec unused:
+ * q5_K's wide passes decode on their own) */
 #define QGEMV_DEFINE_X16_SUPERBLOCK_K45(name, HIGH_BIT)                                         \
     QGEMV_ALWAYS_INLINE void x16_superblock_##name(const block_##name##x16 *b, const void *dec, \
                                                    const block_q8_K *const *y, int64_t ib, const int CB, \
@@ -743,6 +744,7 @@ static inline __m512i x16_scale_iq4_xs(__m512i sl, __m512i sh, int s) {
     const __m512i high = _mm512_and_si512(_mm512_srli_epi32(sh, 2 * s), _mm512_set1_epi32(3));
     return _mm512_sub_epi32(_mm512_or_si512(low, _mm512_slli_epi32(high, 4)), _mm512_set1_epi32(32));
 }
+/* iq4_xs super-block b against CB <= 8 columns into acc[j] (dec unused) */
 QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
                                                int64_t ib, const int CB, __m512 *acc) {
     (void)dec;
@@ -1309,7 +1311,8 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
     return 0;
 }
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
- * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block */
+ * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block; a
+ * single column first through pairs (x16_single_column_pairs_<name>, or x16_no_pairs) */
 #define QGEMV_DEFINE_X16_TILE_BY_PASSES(name, block_values, cols, pairs)                         \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
