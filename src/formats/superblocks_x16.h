@@ -318,6 +318,7 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
     }                                                                                           \
     static int64_t x16_single_column_pairs_##name(int64_t n, const void *panels, int64_t panel_stride, \
                                                   int64_t npanels, const void *a, float *out, int64_t out_stride) { \
+        const int64_t nb = n / QK_K;                                                            \
         int64_t i = 0;                                                                          \
         for (; i + 2 <= npanels; i += 2) {                                                      \
             const block_##name##x16 *p0 = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
@@ -325,8 +326,8 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
             const block_q8_K *y[QGEMV_X16_COLS];                                                \
             __m512 acc0[QGEMV_X16_COLS], acc1[QGEMV_X16_COLS];                                  \
             x16_columns_512((const uint8_t *)a, 0, 1, y, acc0);                                 \
-            x16_columns_512((const uint8_t *)a, 0, 1, y, acc1);                                 \
-            for (int64_t ib = 0; ib < n / QK_K; ib++) {                                         \
+            acc1[0] = _mm512_setzero_ps();                                                      \
+            for (int64_t ib = 0; ib < nb; ib++) {                                               \
                 x16_superblock_##name(p0 + ib, NULL, y, ib, 1, acc0);                           \
                 x16_superblock_##name(p1 + ib, NULL, y, ib, 1, acc1);                           \
             }                                                                                   \
