@@ -182,17 +182,26 @@ static inline void x8p_finish(const __m256 acc[8], __m256 summ, float *out, int6
 /* AVX-512 batches: a panel block's levels as 4 registers of 4 rows, z = 2 q + h holding rows
  * 4 q .. 4 q + 3 (128-bit lane r: row 4 q + r) and half h (low nibbles, values 0..15: lanes
  * 0..3; high, 16..31: lanes 4..7), so one vpdpbusd gives 16 of the 8 x 8 int32 lanes and the
- * scales come spread [d_r x 4] per quad.  q5_0 keeps its levels signed (q - 16) against the
- * activations flipped unsigned (a + 128) from -128 sum_{j in lane} (q_j - 16): the same exact
- * int32 without a per-column offset.  A chunk of X8P_ZMM_CHUNK blocks is decoded once for
- * X8P_COLS columns (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower). */
-#define X8P_ZMM_CHUNK 16   /* blocks per pass (q5_0: 10.5 KiB decoded) */
+ * scales come spread [d_r x 4] per quad.  q5_0's levels are lifted to q + 128 (unsigned) and
+ * vpdpbusd starts each lane from -128 sum_{j in lane} a_j: the same exact int32.  That start,
+ * d_y (and q8_1's s_y) are a column's set-up (x8p_column_zmm), made once per chunk for a group
+ * of X8P_GROUP panels and broadcast from memory, so a block, column and 8 rows is 4 vpdpbusd,
+ * 4 conversions, 4 fmas and 2 multiplies, where flipping the activations to a + 128 and widening
+ * d_y for each panel took 6 more (Intel Xeon, q5_0 4096 x 4096 through QMatrix, 2 threads, builds
+ * alternating: batch 8 1.12-1.21 -> 1.03-1.11 ms, batch 32 4.23-4.49 -> 3.73-3.92; q4_1 and
+ * q5_1 even to 1.04x).  A chunk of X8P_ZMM_CHUNK blocks is decoded once for X8P_COLS columns
+ * (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower). */
+#define X8P_ZMM_CHUNK 16   /* blocks per pass (7 KiB decoded) */
+#define X8P_GROUP 4        /* panels that share a chunk's column set-up (16 KiB of accumulators) */
 typedef struct {
     __m512i lev[4];     /* z = 2 q + h */
-    __m512i start[4];   /* q5_0: each lane's -128 sum (q - 16), the vpdpbusd's start */
     __m512 d[2];        /* quad q: d_x of its 4 rows, 4 lanes each */
     __m256 m;           /* minima, lane r: row r (q4_1, q5_1) */
 } x8p_decoded_zmm;
+typedef struct {
+    int32_t start[8];   /* lane i's vpdpbusd start: q5_0 -128 sum_{j = 4i .. 4i + 3} a_j, else 0 */
+    float dy, sy;       /* d_y, and s_y for the formats with a minimum */
+} x8p_column_zmm;
 
 #define QGEMV_DEFINE_X8P_BATCH(name, act)                                                        \
     static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded_zmm *restrict dec) { \
@@ -205,7 +214,11 @@ typedef struct {
             _Pragma("GCC unroll 2")                                                              \
             for (int q = 0; q < 2; q++) {                                                        \
                 const __m512i v = _mm512_loadu_si512((const void *)&xp[k].qs[64 * q]);           \
-                __m512i lev[2] = {_mm512_and_si512(v, m4), _mm512_and_si512(_mm512_srli_epi16(v, 4), m4)}; \
+                /* nibble + lift as nibble | lift, one vpternlogd: q5_0's levels lifted to    \
+                 * q + 128 by 128 - o = 0x70 (its 5th bit adds 16 after), the others' by 0 */     \
+                const __m512i lift = _mm512_set1_epi8(X8P_OFFSET_##name ? 128 - X8P_OFFSET_##name : 0); \
+                __m512i lev[2] = {_mm512_ternarylogic_epi32(v, m4, lift, 0xEA),                  \
+                                  _mm512_ternarylogic_epi32(_mm512_srli_epi16(v, 4), m4, lift, 0xEA)}; \
                 for (int h = 0; h < 2; h++) {                                                    \
                     if (X8P_QH_##name) {   /* rows 4 q + r: 5th bit R = 4 q + 2 (r / 2) + h */   \
                         const __m512i sel = _mm512_inserti64x4(                                  \
@@ -213,11 +226,6 @@ typedef struct {
                             _mm256_set1_epi8((char)(1 << (4 * q + 2 + h))), 1);                  \
                         lev[h] = _mm512_mask_add_epi8(lev[h], _mm512_test_epi8_mask(plane, sel), \
                                                       lev[h], _mm512_set1_epi8(0x10));           \
-                    }                                                                            \
-                    if (X8P_OFFSET_##name) {   /* 512 o - 128 sum q = -128 sum (q - o) */        \
-                        dec[k].start[2 * q + h] = _mm512_dpbusd_epi32(_mm512_set1_epi32(512 * X8P_OFFSET_##name), \
-                                                                      lev[h], _mm512_set1_epi8(-128)); \
-                        lev[h] = _mm512_sub_epi8(lev[h], _mm512_set1_epi8(X8P_OFFSET_##name));   \
                     }                                                                            \
                     dec[k].lev[2 * q + h] = lev[h];                                              \
                 }                                                                                \
@@ -229,52 +237,84 @@ typedef struct {
             dec[k].m = X8P_MINS_##name(&xp[k]);                                                  \
         }                                                                                        \
     }                                                                                            \
-    /* kn decoded blocks against one column: acc[z] += d (float) lanes, *summ += m_x s_y */      \
-    QGEMV_ALWAYS_INLINE void x8p_run_z_##name(const x8p_decoded_zmm *restrict dec, const block_##act *restrict y, \
-                                              int64_t kn, __m512 acc[4], __m256 *summ) {         \
+    /* a column's set-up for kn blocks */                                                        \
+    static void x8p_set_up_column_##name(const block_##act *restrict y, int64_t kn, x8p_column_zmm *restrict c) { \
+        for (int64_t k = 0; k < kn; k++) {                                                       \
+            const __m256i s4 = X8P_OFFSET_##name ? q8_lane_sums_times_128(y[k].qs) : _mm256_setzero_si256(); \
+            _mm256_storeu_si256((__m256i *)c[k].start, _mm256_sub_epi32(_mm256_setzero_si256(), s4)); \
+            c[k].dy = scale_##act(&y[k]);                                                        \
+            c[k].sy = X8P_MIN_##name ? qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s) : 0.0f; \
+        }                                                                                        \
+    }                                                                                            \
+    /* kn decoded blocks against one column (its blocks y, set-up c): acc[z] += d (float) lanes, \
+     * *summ += m_x s_y */                                                                       \
+    QGEMV_ALWAYS_INLINE void x8p_run_z_##name(const x8p_decoded_zmm *restrict dec, const x8p_column_zmm *restrict c, \
+                                              const block_##act *restrict y, int64_t kn, __m512 acc[4], __m256 *summ) { \
         __m512 ac[4];                                                                            \
         __m256 sm = *summ;                                                                       \
         for (int z = 0; z < 4; z++) ac[z] = acc[z];                                              \
         for (int64_t k = 0; k < kn; k++) {                                                       \
-            const __m512 dy = _mm512_set1_ps(scale_##act(&y[k]));                                \
-            if (X8P_MIN_##name)                                                                  \
-                sm = _mm256_add_ps(sm, _mm256_mul_ps(dec[k].m,                                   \
-                                   _mm256_set1_ps(qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s)))); \
-            __m512i a[2] = {_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)y[k].qs)),   \
-                            _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[k].qs + 16)))}; \
+            const __m512 dy = _mm512_set1_ps(c[k].dy);                                           \
+            if (X8P_MIN_##name) sm = _mm256_add_ps(sm, _mm256_mul_ps(dec[k].m, _mm256_set1_ps(c[k].sy))); \
+            const __m512i a[2] = {_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)y[k].qs)), \
+                                  _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(y[k].qs + 16)))}; \
             const __m512 d[2] = {_mm512_mul_ps(dec[k].d[0], dy), _mm512_mul_ps(dec[k].d[1], dy)}; \
-            if (X8P_OFFSET_##name)   /* q5_0: a + 128, the unsigned side */                      \
-                for (int h = 0; h < 2; h++) a[h] = _mm512_xor_si512(a[h], _mm512_set1_epi8((char)0x80)); \
             _Pragma("GCC unroll 4")                                                              \
             for (int z = 0; z < 4; z++) {                                                        \
-                const __m512i s = X8P_OFFSET_##name ? _mm512_dpbusd_epi32(dec[k].start[z], a[z % 2], dec[k].lev[z]) \
-                                                    : _mm512_dpbusd_epi32(_mm512_setzero_si512(), dec[k].lev[z], a[z % 2]); \
+                const __m512i start = X8P_OFFSET_##name                                          \
+                    ? _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)&c[k].start[4 * (z % 2)])) \
+                    : _mm512_setzero_si512();                                                    \
+                const __m512i s = _mm512_dpbusd_epi32(start, dec[k].lev[z], a[z % 2]);           \
                 ac[z] = _mm512_fmadd_ps(d[z / 2], _mm512_cvtepi32_ps(s), ac[z]);                 \
             }                                                                                    \
         }                                                                                        \
         for (int z = 0; z < 4; z++) acc[z] = ac[z];                                              \
         *summ = sm;                                                                              \
     }                                                                                            \
-    /* one panel against ncols columns: X8P_COLS columns' accumulators, chunk by chunk */        \
-    static void x8p_batch_##name(int64_t nb, const block_##name##x8 *restrict xp, const void *restrict a, \
-                                 int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
-        for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                       \
-            const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;                    \
-            __m512 acc[X8P_COLS][4];                                                             \
-            __m256 summ[X8P_COLS];                                                               \
-            x8p_decoded_zmm dec[X8P_ZMM_CHUNK];                                                  \
-            for (int64_t c = 0; c < nc; c++) {                                                   \
-                summ[c] = _mm256_setzero_ps();                                                   \
-                for (int z = 0; z < 4; z++) acc[c][z] = _mm512_setzero_ps();                     \
+    /* kn decoded blocks against nc columns, kept out of the batch loop below, whose decoding   \
+     * constants GCC otherwise held in registers here and spilled 3 of the 4 accumulators for   \
+     * (q5_0, batch 8 and 32: 1.1-1.2x slower than with them in registers) */                  \
+    QGEMV_NEVER_INLINE void x8p_run_columns_##name(const x8p_decoded_zmm *restrict dec, x8p_column_zmm (*col)[X8P_ZMM_CHUNK], \
+                                                   const block_##act *const *y, int64_t kn, int64_t nc, \
+                                                   __m512 (*acc)[4], __m256 *summ) {            \
+        for (int64_t c = 0; c < nc; c++) x8p_run_z_##name(dec, col[c], y[c], kn, acc[c], &summ[c]); \
+    }                                                                                            \
+    /* npanels panels against ncols columns: groups of X8P_GROUP panels, X8P_COLS columns'        \
+     * accumulators each, chunk by chunk: the columns' set-up once a chunk for the group, each    \
+     * panel's chunk decoded once for the columns */                                             \
+    static void x8p_batch_##name(int64_t nb, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                 const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                 int64_t out_stride) {                                           \
+        __m512 acc[X8P_GROUP][X8P_COLS][4];                                                      \
+        __m256 summ[X8P_GROUP][X8P_COLS];                                                        \
+        x8p_decoded_zmm dec[X8P_ZMM_CHUNK];                                                      \
+        x8p_column_zmm col[X8P_COLS][X8P_ZMM_CHUNK];                                             \
+        for (int64_t g0 = 0; g0 < npanels; g0 += X8P_GROUP) {                                    \
+            const int64_t gn = npanels - g0 < X8P_GROUP ? npanels - g0 : X8P_GROUP;              \
+            for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                   \
+                const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;                \
+                for (int64_t g = 0; g < gn; g++)                                                 \
+                    for (int64_t c = 0; c < nc; c++) {                                           \
+                        summ[g][c] = _mm256_setzero_ps();                                        \
+                        for (int z = 0; z < 4; z++) acc[g][c][z] = _mm512_setzero_ps();          \
+                    }                                                                            \
+                for (int64_t k0 = 0; k0 < nb; k0 += X8P_ZMM_CHUNK) {                             \
+                    const int64_t kn = nb - k0 < X8P_ZMM_CHUNK ? nb - k0 : X8P_ZMM_CHUNK;        \
+                    const block_##act *y[X8P_COLS];                                              \
+                    for (int64_t c = 0; c < nc; c++) {                                           \
+                        y[c] = (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
+                        x8p_set_up_column_##name(y[c], kn, col[c]);                              \
+                    }                                                                            \
+                    for (int64_t g = 0; g < gn; g++) {                                           \
+                        x8p_decode_##name((const block_##name##x8 *)((const uint8_t *)panels + (g0 + g) * panel_stride) + k0, \
+                                          kn, dec);                                              \
+                        x8p_run_columns_##name(dec, col, y, kn, nc, acc[g], summ[g]);            \
+                    }                                                                            \
+                }                                                                                \
+                for (int64_t g = 0; g < gn; g++)                                                 \
+                    for (int64_t c = 0; c < nc; c++)                                             \
+                        x8p_finish_zmm(acc[g][c], summ[g][c], out + 8 * (g0 + g) * out_stride + c0 + c, out_stride); \
             }                                                                                    \
-            for (int64_t k0 = 0; k0 < nb; k0 += X8P_ZMM_CHUNK) {                                 \
-                const int64_t kn = nb - k0 < X8P_ZMM_CHUNK ? nb - k0 : X8P_ZMM_CHUNK;            \
-                x8p_decode_##name(xp + k0, kn, dec);                                             \
-                for (int64_t c = 0; c < nc; c++)                                                 \
-                    x8p_run_z_##name(dec, (const block_##act *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, \
-                                     kn, acc[c], &summ[c]);                                      \
-            }                                                                                    \
-            for (int64_t c = 0; c < nc; c++) x8p_finish_zmm(acc[c], summ[c], o + c0 + c, out_stride); \
         }                                                                                        \
     }
 
@@ -303,8 +343,8 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
         }                                                                                        \
     }                                                                                            \
     /* one panel against ncols columns: X8P_COLS columns' accumulators, chunk by chunk */        \
-    static void x8p_batch_##name(int64_t nb, const block_##name##x8 *restrict xp, const void *restrict a, \
-                                 int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
+    static void x8p_batch_panel_##name(int64_t nb, const block_##name##x8 *restrict xp, const void *restrict a, \
+                                       int64_t act_stride, int64_t ncols, float *restrict o, int64_t out_stride) { \
         for (int64_t c0 = 0; c0 < ncols; c0 += X8P_COLS) {                                       \
             const int64_t nc = ncols - c0 < X8P_COLS ? ncols - c0 : X8P_COLS;                    \
             __m256 acc[X8P_COLS][8], summ[X8P_COLS];                                             \
@@ -325,6 +365,13 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
             }                                                                                    \
             for (int64_t c = 0; c < nc; c++) x8p_finish(acc[c], summ[c], o + c0 + c, out_stride); \
         }                                                                                        \
+    }                                                                                            \
+    static void x8p_batch_##name(int64_t nb, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                 const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                 int64_t out_stride) {                                           \
+        for (int64_t pi = 0; pi < npanels; pi++)                                                 \
+            x8p_batch_panel_##name(nb, (const block_##name##x8 *)((const uint8_t *)panels + pi * panel_stride), a, \
+                                   act_stride, ncols, out + 8 * pi * out_stride, out_stride);   \
     }
 #endif
 
@@ -335,17 +382,16 @@ static inline void x8p_finish_zmm(const __m512 acc[4], __m256 summ, float *out, 
                                   int64_t npanels, const void *restrict a, int64_t act_stride,  \
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         const int64_t nb = n / 32;                                                              \
-        for (int64_t pi = 0; pi < npanels; pi++) {                                              \
+        if (ncols > 1) {                                                                        \
+            x8p_batch_##name(nb, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride); \
+            return;                                                                             \
+        }                                                                                       \
+        for (int64_t pi = 0; pi < npanels; pi++) {   /* GEMV: the accumulators stay in registers */ \
             const block_##name##x8 *xp = (const block_##name##x8 *)((const uint8_t *)panels + pi * panel_stride); \
-            float *o = out + 8 * pi * out_stride;                                               \
-            if (ncols == 1) {   /* GEMV: the accumulators stay in registers */                  \
-                __m256 acc[8], summ = _mm256_setzero_ps();                                      \
-                for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                       \
-                x8p_run_##name(xp, NULL, (const block_##act *)a, nb, 1, acc, &summ);            \
-                x8p_finish(acc, summ, o, out_stride);                                           \
-                continue;                                                                       \
-            }                                                                                   \
-            x8p_batch_##name(nb, xp, a, act_stride, ncols, o, out_stride);                      \
+            __m256 acc[8], summ = _mm256_setzero_ps();                                          \
+            for (int i = 0; i < 8; i++) acc[i] = _mm256_setzero_ps();                           \
+            x8p_run_##name(xp, NULL, (const block_##act *)a, nb, 1, acc, &summ);                \
+            x8p_finish(acc, summ, out + 8 * pi * out_stride, out_stride);                      \
         }                                                                                       \
     }
 #else

@@ -54,9 +54,7 @@ typedef struct {
 
 static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_column_q8_0 *c) {
     for (int64_t k = 0; k < kn; k++) {
-        const __m256i s4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
-                                               _mm256_loadu_si256((const __m256i *)y[k].qs));
-        _mm256_storeu_si256((__m256i *)c->off[k], _mm256_sub_epi32(_mm256_setzero_si256(), s4));
+        _mm256_storeu_si256((__m256i *)c->off[k], _mm256_sub_epi32(_mm256_setzero_si256(), q8_lane_sums_times_128(y[k].qs)));
         c->dy[k] = scale_q8_0(&y[k]);
     }
 }
