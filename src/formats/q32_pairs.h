@@ -271,9 +271,9 @@ typedef struct {
         for (int z = 0; z < 4; z++) acc[z] = ac[z];                                              \
         *summ = sm;                                                                              \
     }                                                                                            \
-    /* kn decoded blocks against nc columns, kept out of the batch loop below, whose decoding   \
-     * constants GCC otherwise held in registers here and spilled 3 of the 4 accumulators for   \
-     * (q5_0, batch 8 and 32: 1.1-1.2x slower than with them in registers) */                  \
+    /* kn decoded blocks against nc columns, out of line: inlined in the batch loop below, GCC  \
+     * kept the decoding's constants in registers and 3 of the 4 accumulators on the stack     \
+     * (q5_0, batch 8 and 32: 1.1-1.2x slower) */                                              \
     QGEMV_NEVER_INLINE void x8p_run_columns_##name(const x8p_decoded_zmm *restrict dec, x8p_column_zmm (*col)[X8P_ZMM_CHUNK], \
                                                    const block_##act *const *y, int64_t kn, int64_t nc, \
                                                    __m512 (*acc)[4], __m256 *summ) {            \
