@@ -162,7 +162,15 @@ static inline float qgemv_f32_itself(float v) { return v; }
  * their first column block, stay in L1 while they meet every column block; the later blocks
  * share out the next 4 rows among them and prefetch those into L2 a line as they read one, so
  * the memory streams while the cache serves (the first block alone left it idle three quarters
- * of the time at batch 8).  A single column goes row after row by vec_dot.
+ * of the time at batch 8).  A single column takes the same blocks, 4 rows x 1 column: vec_dot
+ * row after row waits on its 2 madds a step into the same accumulator, 4 rows' chains do not;
+ * f32's rows ask for their lines as vec_dot's streams do, in L2 far ahead and in L1 near, which
+ * f16 and bf16 ran slower in cache (Intel Xeon, QMatrix with QGEMV_ISA=avx2, builds alternating,
+ * 4096 x 4096 1 thread: f16 1.49-1.60 -> 1.17-1.20 ms (both hints 1.31-1.32), bf16 1.64 ->
+ * 1.17, f32 2.42-2.56 -> 2.42; 14336 x 4096 out of cache, 1 / 2 threads: f16 15.4-15.8 ->
+ * 14.5-14.9 / 31.0-31.6 -> 29.9-30.3 GB/s, f32 14.7-15.1 -> 17.6-17.8 / 29.8-30.1 -> 34.2-35.2).
+ * A CPU that streams a single column row after row (qgemv/qmatrix.py) does so by vec_dot above
+ * 16 MiB, not here.
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits.  (The AVX-512 variants: src/formats/float_panels.h.) */
 #if defined(QGEMV_AVX2) && !defined(QGEMV_AVX512)
@@ -187,7 +195,9 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                  * in it cost f16's 4 x 3 blocks 3 of their accumulators; the first column \
                  * block's rows AHEAD values on, the others' share of the next rows */     \
                 for (int64_t l = 0; l < chunk; l += line) {                                \
-                    if (prefetch)                                                          \
+                    if (prefetch == 2)   /* f32's single column: both stream hints */      \
+                        for (int r = 0; r < RB; r++) QGEMV_PREFETCH_LINE(x[r] + i0 + l);  \
+                    else if (prefetch)                                                     \
                         for (int r = 0; r < RB; r++)                                       \
                             _mm_prefetch((const char *)(x[r] + i0 + l + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
                     else                                                                   \
@@ -220,8 +230,8 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
     static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
-        QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##name, n, w, row_stride, nrows, a, ncols, out, out_stride) \
         const int64_t passes = (ncols + QGEMV_FLOAT_CB - 1) / QGEMV_FLOAT_CB;              \
+        const int first = ncols == 1 && sizeof(T) == 4 ? 2 : 1;   /* the first block's hints */ \
         for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_RB) {                              \
             const int RB = nrows - r >= QGEMV_FLOAT_RB ? QGEMV_FLOAT_RB : (int)(nrows - r); \
             const T *x[QGEMV_FLOAT_RB];                                                    \
@@ -248,7 +258,7 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
         }                                                                                  \
     }
 #define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
-    case rb * 8 + cb: float_block_##name(n, x, y, rb, cb, c == 0, next, k1 - k0, o, out_stride); break;
+    case rb * 8 + cb: float_block_##name(n, x, y, rb, cb, c ? 0 : first, next, k1 - k0, o, out_stride); break;
 /* the blocks a tile can meet: 1-4 rows x 1-3 columns */
 #define QGEMV_FLOAT_CASES_ROW_3(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) QGEMV_FLOAT_BLOCK_CASE(name, rb, 2) \
     QGEMV_FLOAT_BLOCK_CASE(name, rb, 1)
