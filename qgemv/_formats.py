@@ -36,7 +36,8 @@ gemv_tiles    a single column streaming from memory (no panels) reads its rows t
               the ggml_repack formats (their vec_dot is one fma chain per row), nvfp4 and q1_0
               (their tiles prepare a column's scales, and q1_0's its activations, once for 16 rows),
               and the floats (AVX-512: their vec_dot is one scalar chain per row, their tile runs
-              16 rows side by side, src/formats/float_panels.h; AVX2's tile is vec_dot row after row).
+              16 rows side by side, src/formats/float_panels.h; AVX2's 4, in vec_dot's order,
+              src/formats/elements.h).
 repack_as     the format whose layout ``m @ x`` rewrites the matrix into once (the same levels and
               scales, so the same results, from a layout that decodes faster: tq1_0's base-3
               trits become tq2_0's 2-bit fields, 22% more bytes, twice the speed); None: none.
