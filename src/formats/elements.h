@@ -169,8 +169,8 @@ static inline float qgemv_f32_itself(float v) { return v; }
  * 4096 x 4096 1 thread: f16 1.49-1.60 -> 1.17-1.20 ms (both hints 1.31-1.32), bf16 1.64 ->
  * 1.17, f32 2.42-2.56 -> 2.42; 14336 x 4096 out of cache, 1 / 2 threads: f16 15.4-15.8 ->
  * 14.5-14.9 / 31.0-31.6 -> 29.9-30.3 GB/s, f32 14.7-15.1 -> 17.6-17.8 / 29.8-30.1 -> 34.2-35.2).
- * A CPU that streams a single column row after row (qgemv/qmatrix.py) does so by vec_dot above
- * 16 MiB, not here.
+ * The floats' single column comes here on every CPU, in cache and out (gemv_tiles in their
+ * table rows, qgemv/_formats.py); on AMD, out of cache, unmeasured.
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits.  (The AVX-512 variants: src/formats/float_panels.h.) */
 #if defined(QGEMV_AVX2) && !defined(QGEMV_AVX512)
