@@ -54,7 +54,7 @@ typedef struct {
 
 static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_column_q8_0 *c) {
     for (int64_t k = 0; k < kn; k++) {
-        _mm256_storeu_si256((__m256i *)c->off[k], _mm256_sub_epi32(_mm256_setzero_si256(), q8_lane_sums_times_128(y[k].qs)));
+        _mm256_storeu_si256((__m256i *)c->off[k], q8_lane_starts_lifted_128(y[k].qs));
         c->dy[k] = scale_q8_0(&y[k]);
     }
 }
