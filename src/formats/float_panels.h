@@ -179,8 +179,13 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
         _Alignas(64) float buf[CC][S];                                                       \
         __m512 tot[GS * PG][CC];                                                             \
         const int hints = ncols > 1 || qgemv_prefetch_one_column;                            \
-        for (int64_t s0 = 0; s0 < npanels; s0 += GS * PG) {                                  \
-            const int ns = npanels - s0 < GS * PG ? (int)(npanels - s0) : GS * PG;           \
+        /* panels a pass over the chunks: a single column's 3 run every chunk before the next 3 \
+         * (3 streams a panel long, which a Zen 4's prefetcher follows unasked; 9 in 4 KiB     \
+         * pieces, a page each, it did not: 4096 x 4096, 1 thread, f16 1.39 -> 0.86 ms, f32    \
+         * 2.8 -> 1.6); a batch's groups share each chunk's widened columns */               \
+        const int span = ncols > 1 ? GS * PG : PG;                                           \
+        for (int64_t s0 = 0; s0 < npanels; s0 += span) {                                    \
+            const int ns = npanels - s0 < span ? (int)(npanels - s0) : span;                 \
             for (int64_t c0 = 0; c0 < ncols; c0 += CC) {                                     \
                 const int nc = ncols - c0 < CC ? (int)(ncols - c0) : CC;                     \
                 for (int q = 0; q < ns; q++)                                                 \
