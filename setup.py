@@ -46,7 +46,7 @@ else:
         "avx512": _avx2 + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512cd",
                            "-mavx512vnni"],
     }
-    # Zen 4, Sapphire Rapids and later: bf16's products in vdpbf16ps (src/formats/elements.h)
+    # Zen 4, Sapphire Rapids and later: bf16 products in vdpbf16ps where _dispatch.bf16_pairs says (float_panels.h)
     ISA_FLAGS["avx512bf16"] = ISA_FLAGS["avx512"] + ["-mavx512bf16"]
 ISAS = list(ISA_FLAGS) if IS_X86 else ["baseline"]
 

@@ -44,6 +44,8 @@ def show_config(file=None) -> dict:
         "amx": ("on" if _dispatch.amx else "off")
                + " (on AMX tiles: q2_K, q4_K, q5_K, q6_K, iq4_xs batches of 12 and more, IQ grids and iq1 of 32;"
                " avx512bf16 variant)",
+        "bf16_pairs": ("on" if _dispatch.bf16_pairs else "off")
+                      + " (bf16 products in vdpbf16ps's arithmetic, ggml's there; avx512bf16 variant)",
         "build": _kernels.BUILD_INFO,
     }
     width = max(map(len, config))

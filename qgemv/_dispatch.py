@@ -11,7 +11,9 @@ panels, include/qgemv/simd.h; the formats without panels through the row tiles, 
 prefetch, rather than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1``
 forcing it; whether large dequantize outputs go out with non-temporal stores
 (``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and whether batches may run on AMX tiles
-where the CPU and the OS offer them (``amx``, ``QGEMV_AMX=0|1``).
+where the CPU and the OS offer them (``amx``, ``QGEMV_AMX=0|1``).  One policy changes results,
+in their last bits: whether the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic,
+ggml's own there (``bf16_pairs``, ``QGEMV_BF16_PAIRS=0|1``).
 """
 from __future__ import annotations
 
@@ -138,3 +140,32 @@ def set_amx(on: bool) -> None:
         raise RuntimeError("this CPU or OS offers no AMX-INT8 tiles")
     amx = bool(on)
     _kernels.set_amx_tiles(amx)
+
+
+# CPUs that run vdpbf16ps at fma's instruction rate, 32 products where an fma makes 16: a Zen 4,
+# 3.66 against 3.63 G instructions a second a thread in a C loop (benches/RESULTS.md, 38th
+# session); an Intel Xeon (AMX) ran it at a quarter of fma's rate in an asm loop (thirtieth)
+_BF16_PAIRS_FAST = ("AuthenticAMD",)
+
+
+def choose_bf16_pairs(env: str | None = None, vendor: str | None = None) -> bool:
+    """Whether bf16 products run vdpbf16ps's arithmetic in the avx512bf16 variant
+    (src/formats/float_panels.h): ``env`` (QGEMV_BF16_PAIRS, "0" or "1") if given, else on for
+    the CPU vendors in _BF16_PAIRS_FAST.  Unlike the policies above it changes results (pairs,
+    subnormals flushed: the arithmetic ggml's bf16 products take on such CPUs)."""
+    forced = _forced("QGEMV_BF16_PAIRS", env)
+    if forced is not None:
+        return forced
+    return (cpu_vendor if vendor is None else vendor) in _BF16_PAIRS_FAST
+
+
+#: whether the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic
+bf16_pairs: bool = choose_bf16_pairs()
+_kernels.set_bf16_pairs(bf16_pairs)
+
+
+def set_bf16_pairs(on: bool) -> None:
+    """Turn vdpbf16ps's arithmetic for bf16 on or off (the avx512bf16 variant; results change)."""
+    global bf16_pairs
+    bf16_pairs = bool(on)
+    _kernels.set_bf16_pairs(bf16_pairs)

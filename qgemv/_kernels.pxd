@@ -54,6 +54,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         int packed_min_cols[QGEMV_N_TYPES]
         int *prefetch_one_column
         int *amx_tiles
+        int *bf16_pairs
         qgemv_dot_f32_fn dot_f32
         qgemv_stream_f32_fn stream_f32
         qgemv_all_finite_fn all_finite

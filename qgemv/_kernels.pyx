@@ -88,6 +88,19 @@ def amx_tiles(str isa):
     return bool(_table(isa).amx_tiles[0])
 
 
+def set_bf16_pairs(bint on):
+    """Whether bf16 products run vdpbf16ps's arithmetic (pairs, subnormals flushed:
+    src/formats/float_panels.h) in the avx512bf16 variant, the one that has the instruction;
+    the other variants keep their order.  Results change (in the last bits), not only speed."""
+    for isa in COMPILED_ISAS:
+        _table(isa).bf16_pairs[0] = on and isa == "avx512bf16"
+
+
+def bf16_pairs(str isa):
+    """The variant's bf16 arithmetic switch (set_bf16_pairs)."""
+    return bool(_table(isa).bf16_pairs[0])
+
+
 def openmp():
     """(built with OpenMP, omp_get_max_threads())."""
     return bool(qgemv_have_openmp()), qgemv_omp_max_threads()

@@ -30,6 +30,9 @@ static int qgemv_prefetch_one_column = 1;
 /* whether this variant's batches may run on AMX tiles (include/qgemv/simd.h: QGEMV_AMX), set
  * through the table's amx_tiles once the OS has granted them (qgemv/_dispatch.py: amx) */
 static int qgemv_amx_tiles = 0;
+/* whether this variant's bf16 products run vdpbf16ps's arithmetic (src/formats/float_panels.h;
+ * read by the avx512bf16 variant alone), set through the table's bf16_pairs before any product */
+static int qgemv_bf16_pairs = 0;
 
 #include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
 #include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512) */
@@ -132,6 +135,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .packed_min_cols = {QGEMV_FOR_EACH_PACKED_TILE(QGEMV_PACKED_MIN_COLS_ENTRY)},
     .prefetch_one_column = &qgemv_prefetch_one_column,
     .amx_tiles = &qgemv_amx_tiles,
+    .bf16_pairs = &qgemv_bf16_pairs,
     .dot_f32 = dot_f32,
     .stream_f32 = stream_f32,
     .all_finite = all_finite,

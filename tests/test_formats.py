@@ -84,13 +84,28 @@ def test_isa_override_picks_each_runnable():
         assert _dispatch.choose(isa.upper()) == isa
 
 
-# the per-CPU speed policies: chooser, override variable, and the choice by vendor
+# the per-CPU policies: chooser, override variable, and the choice by vendor
 _POLICIES = {
     "gemv_prefetch": (_dispatch.choose_gemv_prefetch, "QGEMV_GEMV_PREFETCH",
                       {"AuthenticAMD": False, "GenuineIntel": True, "": True}),
     "dequant_stream": (_dispatch.choose_dequant_stream, "QGEMV_DEQUANT_STREAM",
                        {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
+    "bf16_pairs": (_dispatch.choose_bf16_pairs, "QGEMV_BF16_PAIRS",
+                   {"AuthenticAMD": True, "GenuineIntel": False, "": False}),
 }
+
+
+def test_bf16_pairs_reach_the_avx512bf16_variant_alone():
+    """set_bf16_pairs switches vdpbf16ps's arithmetic in the one variant that has the
+    instruction; the others keep their order whatever is asked."""
+    was = _dispatch.bf16_pairs
+    try:
+        for on in (True, False):
+            _dispatch.set_bf16_pairs(on)
+            for isa in _dispatch.COMPILED:
+                assert _kernels.bf16_pairs(isa) is (on and isa == "avx512bf16")
+    finally:
+        _dispatch.set_bf16_pairs(was)
 
 
 @pytest.mark.parametrize("policy", _POLICIES)

@@ -125,6 +125,30 @@ def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.n
     return total
 
 
+def _flush(v: np.ndarray) -> np.ndarray:
+    """float32's subnormals as 0 (vdpbf16ps's inputs and outputs)."""
+    return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.float32(0) * np.sign(v), v).astype(np.float32)
+
+
+def _dot_in_pair_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.ndarray:
+    """w (rows, n) . a (n,) as bf16 runs where _dispatch.bf16_pairs is on (vdpbf16ps's arithmetic,
+    src/formats/float_panels.h): per chunk one chain over the value pairs (2k, 2k + 1) from 0,
+    s = flush(fma(w_2k, a_2k, flush(fma(w_2k+1, a_2k+1, s)))), inputs flushed, a last odd value
+    paired with 0; the chunks' sums added in order, not flushed."""
+    rows, n = w.shape
+    w64, a64 = _flush(w).astype(np.float64), _flush(a).astype(np.float64)
+    total = np.zeros(rows, np.float32)
+    for k0 in range(0, n, chunk):
+        k1 = min(n, k0 + chunk)
+        s = np.zeros(rows, np.float32)
+        for i in range(k0, k1, 2):
+            odd = w64[:, i + 1] * a64[i + 1] if i + 1 < k1 else np.zeros(rows)
+            s = _flush((s.astype(np.float64) + odd).astype(np.float32))
+            s = _flush((s.astype(np.float64) + w64[:, i] * a64[i]).astype(np.float32))
+        total = total + s
+    return total
+
+
 # each float format's values: exactly (as float32) and as its bits
 _FLOAT_VALUES = {
     "f32": (lambda v: v.astype(np.float32), lambda v: v.astype(np.float32)),
@@ -136,14 +160,16 @@ _FLOAT_VALUES = {
 
 @pytest.mark.parametrize("isa_name", ["avx512", "avx512bf16"])
 @pytest.mark.parametrize("name", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("cols, rows, batch", [(64, 19, 1), (200, 40, 5), (600, 49, 9), (4096 + 37, 19, 33)])
+@pytest.mark.parametrize("cols, rows, batch", [(64, 19, 1), (129, 35, 1), (200, 40, 5), (600, 49, 9),
+                                              (4096 + 37, 19, 33)])
 def test_floats_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, name, cols, rows, batch,
                                                                      monkeypatch):
     """f32, f16 and bf16 on AVX-512: vec_dot, the GGUF rows' tile and the panels (a prepared
     matrix: whole panels and the last rows % 16 from the GGUF rows; 3-panel groups and a short
     one; columns by 8 and 32) give the chains of float_panels.h, to the bit (numpy emulation
-    above).  Row 0's weights are scaled into float32's subnormals (f32, bf16): kept, not
-    flushed, as the caller's MXCSR (numpy's) says."""
+    above), bf16 in the avx512bf16 variant both ways (_dispatch.bf16_pairs: its pairs where on).
+    Row 0's weights are scaled into float32's subnormals (f32, bf16): kept, not flushed, as the
+    caller's MXCSR (numpy's) says, or flushed by vdpbf16ps's arithmetic."""
     if not _kernels.cpu_runs(isa_name) or isa_name not in _kernels.COMPILED_ISAS:
         pytest.skip(f"this CPU (or build) does not run the {isa_name} variant")
     monkeypatch.setattr(_dispatch, "isa", isa_name)
@@ -154,15 +180,24 @@ def test_floats_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, n
         w[0] *= 2.0 ** (-136 if name == "f32" else -131)
     w = exact(w)
     x = exact(rng.standard_normal((cols, batch)))        # the activation type already: exact
-    want = np.stack([_dot_in_chunk_chains(w, x[:, c]) for c in range(batch)], axis=1)
-    m = QMatrix(raw(w), name, w.shape)
-    np.testing.assert_array_equal((m @ x).reshape(want.shape).view(np.uint32), want.view(np.uint32))
-    assert m._prepared is not None or rows < 16                 # from the panels
-    xq = np.ascontiguousarray(raw(x.T)).view(np.uint8)
-    np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), want.view(np.uint32))
-    np.testing.assert_array_equal(_per_row(m, xq).view(np.uint32), want.view(np.uint32))
-    if name != "f16":
-        assert (want[0] != 0).all() and (np.abs(want[0]) < np.finfo(np.float32).tiny).any()   # subnormal, kept
+    was = _dispatch.bf16_pairs
+    for pairs in ([False, True] if name == "bf16" and isa_name == "avx512bf16" else [False]):
+        _dispatch.set_bf16_pairs(pairs)
+        try:
+            dot = _dot_in_pair_chains if pairs else _dot_in_chunk_chains
+            want = np.stack([dot(w, x[:, c]) for c in range(batch)], axis=1)
+            m = QMatrix(raw(w), name, w.shape)
+            np.testing.assert_array_equal((m @ x).reshape(want.shape).view(np.uint32), want.view(np.uint32))
+            assert m._prepared is not None or rows < 16                 # from the panels
+            xq = np.ascontiguousarray(raw(x.T)).view(np.uint8)
+            np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), want.view(np.uint32))
+            np.testing.assert_array_equal(_per_row(m, xq).view(np.uint32), want.view(np.uint32))
+        finally:
+            _dispatch.set_bf16_pairs(was)
+        if pairs:
+            assert (want[0] == 0).all()                                 # subnormal inputs, flushed
+        elif name != "f16":
+            assert (want[0] != 0).all() and (np.abs(want[0]) < np.finfo(np.float32).tiny).any()   # subnormal, kept
 
 
 # the formats whose tiles decode a row once for up to 32 columns (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE)

@@ -95,6 +95,8 @@ typedef struct {
                                                          * (simd.h: QGEMV_PREFETCH_PASS_LINE) */
     int *amx_tiles;                                     /* 1: batches may run on AMX tiles (simd.h:
                                                          * QGEMV_AMX; 0 where the variant has none) */
+    int *bf16_pairs;                                    /* 1: bf16 products in vdpbf16ps's arithmetic
+                                                         * (float_panels.h; avx512bf16 alone) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_stream_f32_fn stream_f32;
     qgemv_all_finite_fn all_finite;

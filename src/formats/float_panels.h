@@ -14,8 +14,13 @@
  * and columns from L2 or parked sums between slabs: 2.6-3 G fmas a second a thread (Intel Xeon,
  * 4096 x 4096, 2 threads); these blocks run 4.2-4.7 (benches/RESULTS.md, 35th session).  A
  * chunk bounds each chain to 128 products, less than vec_dot's 16 lanes took over 4096 values.
- * bf16 gives up vdpbf16ps (its pairs, its flushed subnormals): widened, its values take the same
- * fmas as f16's.
+ * bf16 widened takes the same fmas as f16's; where qgemv_bf16_pairs is on (the avx512bf16 variant
+ * on a CPU that runs vdpbf16ps at fma's instruction rate, a Zen 4: qgemv/_dispatch.py), it takes
+ * vdpbf16ps's arithmetic instead, ggml's own on such CPUs, on every path: the chains run over the
+ * chunk's value pairs (2k, 2k + 1), s = ftz(fma(w_2k, a_2k, ftz(fma(w_2k+1, a_2k+1, s)))) with
+ * subnormal inputs read as 0 (a last odd value paired with a 0), 32 products an instruction
+ * where an fma makes 16 (Zen 4, 4096 x 4096, 2 threads: batch 32 5.3-5.5 -> 3.0-3.1 ms, batch 8
+ * 1.39-1.40 -> 0.83-1.00).
  *
  * vec_dot itself, one row, is one chain a chunk, scalar fmas: what the tile and the panels do to
  * that row, not fast; the GGUF rows' tile (the last rows % 16, matrices of fewer rows, products
@@ -98,8 +103,8 @@ QGEMV_DEFINE_FLOAT_PANEL(bf16)
 
 #if defined(QGEMV_AVX512)
 /* one row against one column in the order above */
-#define QGEMV_DEFINE_VEC_DOT_CHAINS(name, to_f32)                                             \
-    static float vec_dot_##name##_##name(int64_t n, const void *restrict w, const void *restrict a) { \
+#define QGEMV_DEFINE_VEC_DOT_CHAINS(fn, name, to_f32)                                         \
+    static float fn(int64_t n, const void *restrict w, const void *restrict a) {             \
         const block_##name *x = (const block_##name *)w, *y = (const block_##name *)a;       \
         float total = 0.0f;                                                                  \
         for (int64_t k0 = 0; k0 < n; k0 += QGEMV_FLOAT_CHUNK) {                              \
@@ -110,9 +115,38 @@ QGEMV_DEFINE_FLOAT_PANEL(bf16)
         }                                                                                    \
         return total;                                                                        \
     }
-QGEMV_DEFINE_VEC_DOT_CHAINS(f32, qgemv_f32_itself)
-QGEMV_DEFINE_VEC_DOT_CHAINS(f16, qgemv_fp16_to_fp32)
-QGEMV_DEFINE_VEC_DOT_CHAINS(bf16, qgemv_bf16_to_fp32)
+QGEMV_DEFINE_VEC_DOT_CHAINS(vec_dot_f32_f32, f32, qgemv_f32_itself)
+QGEMV_DEFINE_VEC_DOT_CHAINS(vec_dot_f16_f16, f16, qgemv_fp16_to_fp32)
+#if defined(QGEMV_AVX512_BF16)
+#define QGEMV_FLOAT_PAIRS_bf16 qgemv_bf16_pairs
+QGEMV_DEFINE_VEC_DOT_CHAINS(vec_dot_bf16_fmas, bf16, qgemv_bf16_to_fp32)
+/* x with float32's subnormals read as 0 (vdpbf16ps's inputs, its outputs) */
+static inline float bf16_pair_flush(float x) { return fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x; }
+/* one row against one column in vdpbf16ps's arithmetic (the header) */
+static float vec_dot_bf16_pairs(int64_t n, const void *restrict w, const void *restrict a) {
+    const block_bf16 *x = (const block_bf16 *)w, *y = (const block_bf16 *)a;
+    float total = 0.0f;
+    for (int64_t k0 = 0; k0 < n; k0 += QGEMV_FLOAT_CHUNK) {
+        const int64_t k1 = n - k0 < QGEMV_FLOAT_CHUNK ? n : k0 + QGEMV_FLOAT_CHUNK;
+        float s = 0.0f;
+        for (int64_t i = k0; i < k1; i += 2) {
+            const float x1 = i + 1 < k1 ? qgemv_bf16_to_fp32(x[i + 1]) : 0.0f, y1 = i + 1 < k1 ? qgemv_bf16_to_fp32(y[i + 1]) : 0.0f;
+            s = bf16_pair_flush(fmaf(bf16_pair_flush(x1), bf16_pair_flush(y1), s));
+            s = bf16_pair_flush(fmaf(bf16_pair_flush(qgemv_bf16_to_fp32(x[i])), bf16_pair_flush(qgemv_bf16_to_fp32(y[i])), s));
+        }
+        total += s;
+    }
+    return total;
+}
+static float vec_dot_bf16_bf16(int64_t n, const void *restrict w, const void *restrict a) {
+    return qgemv_bf16_pairs ? vec_dot_bf16_pairs(n, w, a) : vec_dot_bf16_fmas(n, w, a);
+}
+#else
+#define QGEMV_FLOAT_PAIRS_bf16 0
+QGEMV_DEFINE_VEC_DOT_CHAINS(vec_dot_bf16_bf16, bf16, qgemv_bf16_to_fp32)
+#endif
+#define QGEMV_FLOAT_PAIRS_f32 0   /* whether the format's products run vdpbf16ps's pairs (above) */
+#define QGEMV_FLOAT_PAIRS_f16 0
 
 enum {
     QGEMV_FLOAT_PANELS = 3,      /* panels a block: 48 rows */
@@ -155,8 +189,61 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
         for (int q = 0; q < P; q++)                                                          \
             for (int c = 0; c < C; c++) tot[q * tot_stride + c] = _mm512_add_ps(tot[q * tot_stride + c], acc[q][c]); \
     }
+#if defined(QGEMV_AVX512_BF16)
+/* the block above in vdpbf16ps's pairs (the header), with the columns' chunks as their bf16
+ * values: a panel line holds values i and i + 1 of the 16 rows, which one vpermw turns into
+ * row r's pair in dword r, met by the column's pair broadcast; a last odd value as (value, 0) */
+static const uint16_t float_pair_rows[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                             8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const float *const *y, int64_t len,
+                                               const int P, const int C, __m512 *tot, int64_t tot_stride,
+                                               const int pf, const int64_t ncols) {
+    const __m512i pair_rows = _mm512_loadu_si512(float_pair_rows);
+    __m512 acc[QGEMV_FLOAT_PANELS][QGEMV_FLOAT_COLS];
+    for (int q = 0; q < P; q++)
+        for (int c = 0; c < C; c++) acc[q][c] = _mm512_setzero_ps();
+    const int64_t even = len & ~(int64_t)1;
+    for (int64_t i = 0; i < even; i += 2) {
+        if (pf)
+            for (int q = 0; q < P; q++) QGEMV_PREFETCH_COLS_LINE(p[q] + 16 * i, ncols);
+        __m512bh wv[QGEMV_FLOAT_PANELS];
+        for (int q = 0; q < P; q++) wv[q] = (__m512bh)_mm512_permutexvar_epi16(pair_rows, _mm512_loadu_si512(p[q] + 16 * i));
+        for (int c = 0; c < C; c++) {
+            uint32_t pair;   /* the column's values i, i + 1 (its chunk copied raw into a float buffer) */
+            memcpy(&pair, (const uint16_t *)y[c] + i, sizeof pair);
+            const __m512bh b = (__m512bh)_mm512_set1_epi32((int)pair);
+            for (int q = 0; q < P; q++) acc[q][c] = _mm512_dpbf16_ps(acc[q][c], wv[q], b);
+        }
+    }
+    if (len & 1) {
+        __m512bh wv[QGEMV_FLOAT_PANELS];
+        for (int q = 0; q < P; q++)
+            wv[q] = (__m512bh)_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p[q] + 16 * even)));
+        for (int c = 0; c < C; c++) {
+            uint16_t last;
+            memcpy(&last, (const uint16_t *)y[c] + even, sizeof last);
+            const __m512bh b = (__m512bh)_mm512_set1_epi32((int)last);
+            for (int q = 0; q < P; q++) acc[q][c] = _mm512_dpbf16_ps(acc[q][c], wv[q], b);
+        }
+    }
+    for (int q = 0; q < P; q++)
+        for (int c = 0; c < C; c++) tot[q * tot_stride + c] = _mm512_add_ps(tot[q * tot_stride + c], acc[q][c]);
+}
+#define QGEMV_FLOAT_PAIR_BLOCK_bf16(P, C)                                                      \
+    if (qgemv_bf16_pairs) {                                                                   \
+        float_pair_block_bf16(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); \
+        break;                                                                                \
+    }
+#else
+#define QGEMV_FLOAT_PAIR_BLOCK_bf16(P, C)
+#endif
+#define QGEMV_FLOAT_PAIR_BLOCK_f32(P, C)
+#define QGEMV_FLOAT_PAIR_BLOCK_f16(P, C)
 #define QGEMV_FLOAT_PANEL_CASE(name, P, C)                                                    \
-    case 16 * P + C: float_block_##name(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); break;
+    case 16 * P + C:                                                                          \
+        QGEMV_FLOAT_PAIR_BLOCK_##name(P, C)                                                   \
+        float_block_##name(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); \
+        break;
 #define QGEMV_FLOAT_PANEL_CASES_OF_P(name, P)                                                 \
     QGEMV_FLOAT_PANEL_CASE(name, P, 1) QGEMV_FLOAT_PANEL_CASE(name, P, 2) QGEMV_FLOAT_PANEL_CASE(name, P, 3) \
     QGEMV_FLOAT_PANEL_CASE(name, P, 4) QGEMV_FLOAT_PANEL_CASE(name, P, 5) QGEMV_FLOAT_PANEL_CASE(name, P, 6) \
@@ -197,7 +284,11 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
                      * 4.2 ms, batch 8 1.6 -> 1.26) */                                        \
                     const float *y[CC];                                                      \
                     for (int c = 0; c < nc; c++) {                                           \
-                        dequant_row_##name((const block_##name *)((const uint8_t *)a + (c0 + c) * act_stride) + k0, buf[c], len); \
+                        const block_##name *col = (const block_##name *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
+                        if (QGEMV_FLOAT_PAIRS_##name)   /* its values as they are */        \
+                            memcpy(buf[c], col, (size_t)len * sizeof(block_##name));         \
+                        else                                                                 \
+                            dequant_row_##name(col, buf[c], len);                            \
                         y[c] = buf[c];                                                       \
                     }                                                                        \
                     for (int g0 = 0; g0 < ns; g0 += PG) {                                    \
@@ -266,7 +357,7 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
                                              const void *restrict a, int64_t act_stride, int64_t ncols, \
                                              float *restrict out, int64_t out_stride) {      \
         enum { PG = QGEMV_FLOAT_PANELS, S = QGEMV_FLOAT_CHUNK };                             \
-        if (ncols == 1) {                                                                    \
+        if (ncols == 1 && !QGEMV_FLOAT_PAIRS_##name) {                                       \
             float_rows_gemv_##name(n, w, row_stride, nrows, a, out, out_stride);             \
             return;                                                                          \
         }                                                                                    \
