@@ -160,8 +160,8 @@ _FLOAT_VALUES = {
 
 @pytest.mark.parametrize("isa_name", ["avx512", "avx512bf16"])
 @pytest.mark.parametrize("name", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("cols, rows, batch", [(64, 19, 1), (129, 35, 1), (200, 40, 5), (600, 49, 9),
-                                              (4096 + 37, 19, 33)])
+@pytest.mark.parametrize("cols, rows, batch", [(64, 19, 1), (129, 35, 1), (202, 21, 1), (200, 40, 5),
+                                              (600, 49, 9), (4096 + 37, 19, 33)])
 def test_floats_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, name, cols, rows, batch,
                                                                      monkeypatch):
     """f32, f16 and bf16 on AVX-512: vec_dot, the GGUF rows' tile and the panels (a prepared

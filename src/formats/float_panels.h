@@ -130,9 +130,11 @@ static float vec_dot_bf16_pairs(int64_t n, const void *restrict w, const void *r
         const int64_t k1 = n - k0 < QGEMV_FLOAT_CHUNK ? n : k0 + QGEMV_FLOAT_CHUNK;
         float s = 0.0f;
         for (int64_t i = k0; i < k1; i += 2) {
-            const float x1 = i + 1 < k1 ? qgemv_bf16_to_fp32(x[i + 1]) : 0.0f, y1 = i + 1 < k1 ? qgemv_bf16_to_fp32(y[i + 1]) : 0.0f;
+            const int odd = i + 1 < k1;   /* a last odd value pairs with 0 */
+            const float x1 = odd ? qgemv_bf16_to_fp32(x[i + 1]) : 0.0f, y1 = odd ? qgemv_bf16_to_fp32(y[i + 1]) : 0.0f;
+            const float x0 = qgemv_bf16_to_fp32(x[i]), y0 = qgemv_bf16_to_fp32(y[i]);
             s = bf16_pair_flush(fmaf(bf16_pair_flush(x1), bf16_pair_flush(y1), s));
-            s = bf16_pair_flush(fmaf(bf16_pair_flush(qgemv_bf16_to_fp32(x[i])), bf16_pair_flush(qgemv_bf16_to_fp32(y[i])), s));
+            s = bf16_pair_flush(fmaf(bf16_pair_flush(x0), bf16_pair_flush(y0), s));
         }
         total += s;
     }
@@ -234,11 +236,60 @@ QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const
         float_pair_block_bf16(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); \
         break;                                                                                \
     }
+/* a single column from GGUF rows in the same pairs: 16 rows' 32 values at a time, each row's
+ * 16 pairs a dword apiece, turned in registers into pair k of the 16 rows (the widened values'
+ * transpose, on pairs), met by the column's pair k; a chunk's last values % 32 a pair at a time */
+static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                       const void *restrict a, float *restrict out, int64_t out_stride) {
+    const block_bf16 *y = (const block_bf16 *)a;
+    for (int64_t r0 = 0; r0 < nrows; r0 += 16) {
+        const int nr = nrows - r0 < 16 ? (int)(nrows - r0) : 16;
+        const block_bf16 *x[16];
+        for (int r = 0; r < 16; r++)
+            x[r] = (const block_bf16 *)((const uint8_t *)w + (r0 + (r < nr ? r : nr - 1)) * row_stride);
+        __m512 total = _mm512_setzero_ps();
+        for (int64_t k0 = 0; k0 < n; k0 += QGEMV_FLOAT_CHUNK) {
+            const int64_t k1 = n - k0 < QGEMV_FLOAT_CHUNK ? n : k0 + QGEMV_FLOAT_CHUNK;
+            __m512 acc = _mm512_setzero_ps();
+            int64_t i = k0;
+            for (; i + 32 <= k1; i += 32) {
+                if (qgemv_prefetch_one_column)
+                    for (int r = 0; r < 16; r++) QGEMV_PREFETCH_LINE(x[r] + i);
+                __m512 v[16];
+                for (int r = 0; r < 16; r++) v[r] = _mm512_loadu_ps(x[r] + i);   /* bits, not numbers */
+                float_transpose_16x16(v);
+                for (int k = 0; k < 16; k++) {
+                    uint32_t pair;
+                    memcpy(&pair, y + i + 2 * k, sizeof pair);
+                    acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_castps_si512(v[k]), (__m512bh)_mm512_set1_epi32((int)pair));
+                }
+            }
+            for (; i < k1; i += 2) {   /* (value i, value i + 1 or 0) of each row */
+                uint32_t t[16];
+                for (int r = 0; r < 16; r++) t[r] = x[r][i] | (i + 1 < k1 ? (uint32_t)x[r][i + 1] << 16 : 0);
+                const uint32_t pair = y[i] | (i + 1 < k1 ? (uint32_t)y[i + 1] << 16 : 0);
+                acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_loadu_si512(t), (__m512bh)_mm512_set1_epi32((int)pair));
+            }
+            total = _mm512_add_ps(total, acc);
+        }
+        float v[16];
+        _mm512_storeu_ps(v, total);
+        for (int r = 0; r < nr; r++) out[(r0 + r) * out_stride] = v[r];
+    }
+}
+#define QGEMV_FLOAT_ROWS_GEMV_PAIRS_bf16                                                       \
+    if (qgemv_bf16_pairs) {                                                                   \
+        float_rows_gemv_pairs_bf16(n, w, row_stride, nrows, a, out, out_stride);              \
+        return;                                                                               \
+    }
 #else
 #define QGEMV_FLOAT_PAIR_BLOCK_bf16(P, C)
+#define QGEMV_FLOAT_ROWS_GEMV_PAIRS_bf16
 #endif
 #define QGEMV_FLOAT_PAIR_BLOCK_f32(P, C)
 #define QGEMV_FLOAT_PAIR_BLOCK_f16(P, C)
+#define QGEMV_FLOAT_ROWS_GEMV_PAIRS_f32
+#define QGEMV_FLOAT_ROWS_GEMV_PAIRS_f16
 #define QGEMV_FLOAT_PANEL_CASE(name, P, C)                                                    \
     case 16 * P + C:                                                                          \
         QGEMV_FLOAT_PAIR_BLOCK_##name(P, C)                                                   \
@@ -255,7 +306,8 @@ QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const
  * f16, bf16) and met by blocks of 8 columns; vec_dot_tile_<name>_<name>: the same on GGUF
  * rows, 48 at a time copied into 3 panels chunk by chunk, each chunk's chains added to the
  * totals in order, so the same sums (vec_dot per row and column where the memory for them is
- * not to be had), a single column 16 rows at a time through float_rows_gemv_<name> */
+ * not to be had), a single column 16 rows at a time through float_rows_gemv_<name> (bf16's
+ * pairs: float_rows_gemv_pairs_bf16) */
 #define QGEMV_DEFINE_FLOAT_PANEL_TILES(name, to_f32)                                          \
     QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
@@ -357,7 +409,8 @@ QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const
                                              const void *restrict a, int64_t act_stride, int64_t ncols, \
                                              float *restrict out, int64_t out_stride) {      \
         enum { PG = QGEMV_FLOAT_PANELS, S = QGEMV_FLOAT_CHUNK };                             \
-        if (ncols == 1 && !QGEMV_FLOAT_PAIRS_##name) {                                       \
+        if (ncols == 1) {                                                                    \
+            QGEMV_FLOAT_ROWS_GEMV_PAIRS_##name                                               \
             float_rows_gemv_##name(n, w, row_stride, nrows, a, out, out_stride);             \
             return;                                                                          \
         }                                                                                    \
