@@ -109,7 +109,7 @@ def test_bf16_pairs_reach_the_avx512bf16_variant_alone():
 
 
 @pytest.mark.parametrize("policy", _POLICIES)
-def test_speed_policy_follows_the_cpu_vendor_unless_forced(policy):
+def test_policy_follows_the_cpu_vendor_unless_forced(policy):
     choose, _, by_vendor = _POLICIES[policy]
     for vendor, on in by_vendor.items():
         assert choose("", vendor) is on
@@ -119,7 +119,7 @@ def test_speed_policy_follows_the_cpu_vendor_unless_forced(policy):
 
 @pytest.mark.parametrize("env", ["2", "on", "yes"])
 @pytest.mark.parametrize("policy", _POLICIES)
-def test_speed_policy_override_refuses_unknown(policy, env, monkeypatch):
+def test_policy_override_refuses_unknown(policy, env, monkeypatch):
     choose, name, _ = _POLICIES[policy]
     with pytest.raises(RuntimeError, match=name):
         choose(env)
