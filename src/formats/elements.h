@@ -170,7 +170,11 @@ static inline float qgemv_f32_itself(float v) { return v; }
  * 1.17, f32 2.42-2.56 -> 2.42; 14336 x 4096 out of cache, 1 / 2 threads: f16 15.4-15.8 ->
  * 14.5-14.9 / 31.0-31.6 -> 29.9-30.3 GB/s, f32 14.7-15.1 -> 17.6-17.8 / 29.8-30.1 -> 34.2-35.2).
  * The floats' single column comes here on every CPU, in cache and out (gemv_tiles in their
- * table rows, qgemv/_formats.py); on AMD, out of cache, unmeasured.
+ * table rows, qgemv/_formats.py); where the CPU's prefetcher streams alone
+ * (qgemv_prefetch_one_column off: AMD) it asks for no lines: Zen 4, QGEMV_ISA=avx2, builds
+ * alternating, 14336 x 4096 out of cache, 1 / 2 threads: f16 6.9-7.0 -> 5.6-5.7 / 3.93-4.06 ->
+ * 3.72-3.77 ms, bf16 7.4-7.5 -> 5.9-6.2 / 3.94-4.40 -> 3.39-3.56, f32 1.03-1.1x / even; in cache
+ * f16 and bf16 1.04-1.13x, f32 even.
  * The fmas, the sum and the scalar tail of every (row, column) are vec_dot's: the tile gives
  * vec_dot's bits.  (The AVX-512 variants: src/formats/float_panels.h.) */
 #if defined(QGEMV_AVX2) && !defined(QGEMV_AVX512)
@@ -231,7 +235,8 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                                              int64_t nrows, const void *restrict a, int64_t act_stride, \
                                              int64_t ncols, float *restrict out, int64_t out_stride) { \
         const int64_t passes = (ncols + QGEMV_FLOAT_CB - 1) / QGEMV_FLOAT_CB;              \
-        const int first = ncols == 1 && sizeof(T) == 4 ? 2 : 1;   /* the first block's hints */ \
+        /* the first block's hints: a batch's near L1 one; a single column's per CPU (above) */ \
+        const int first = ncols > 1 ? 1 : !qgemv_prefetch_one_column ? 0 : sizeof(T) == 4 ? 2 : 1; \
         for (int64_t r = 0; r < nrows; r += QGEMV_FLOAT_RB) {                              \
             const int RB = nrows - r >= QGEMV_FLOAT_RB ? QGEMV_FLOAT_RB : (int)(nrows - r); \
             const T *x[QGEMV_FLOAT_RB];                                                    \
