@@ -109,42 +109,32 @@ def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa
     np.testing.assert_array_equal(got.view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
-def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.ndarray:
-    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f32, f16 and bf16
-    (src/formats/float_panels.h): per chunk of 128 values one chain s = fma(w_i, a_i, s) from 0,
-    in order, the chunks' sums added in order from 0.  fma emulated in float64: the product is
-    exact there (at most 48 bits), the sum rounded once to float64 and once to float32."""
-    rows, n = w.shape
-    w64, a64 = w.astype(np.float64), a.astype(np.float64)
-    total = np.zeros(rows, np.float32)
-    for k0 in range(0, n, chunk):
-        s = np.zeros(rows, np.float32)
-        for i in range(k0, min(n, k0 + chunk)):
-            s = (s.astype(np.float64) + w64[:, i] * a64[i]).astype(np.float32)
-        total = total + s
-    return total
-
-
 def _flush(v: np.ndarray) -> np.ndarray:
     """float32's subnormals as 0 (vdpbf16ps's inputs and outputs)."""
     return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.float32(0) * np.sign(v), v).astype(np.float32)
 
 
-def _dot_in_pair_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128) -> np.ndarray:
-    """w (rows, n) . a (n,) as bf16 runs where _dispatch.bf16_pairs is on (vdpbf16ps's arithmetic,
-    src/formats/float_panels.h): per chunk one chain over the value pairs (2k, 2k + 1) from 0,
-    s = flush(fma(w_2k, a_2k, flush(fma(w_2k+1, a_2k+1, s)))), inputs flushed, a last odd value
-    paired with 0; the chunks' sums added in order, not flushed."""
+def _dot_in_chunk_chains(w: np.ndarray, a: np.ndarray, chunk: int = 128, pairs: bool = False) -> np.ndarray:
+    """w (rows, n) . a (n,) in float32 as the AVX-512 variants order f32, f16 and bf16
+    (src/formats/float_panels.h): per chunk of 128 values one chain s = fma(w_i, a_i, s) from 0,
+    in order, the chunks' sums added in order from 0.  fma emulated in float64: the product is
+    exact there (at most 48 bits), the sum rounded once to float64 and once to float32.
+    pairs: as bf16 runs where _dispatch.bf16_pairs is on (vdpbf16ps's arithmetic): each chain
+    over the value pairs (2k, 2k + 1), s = flush(fma(w_2k, a_2k, flush(fma(w_2k+1, a_2k+1, s)))),
+    inputs flushed, a last odd value paired with 0; the chunks' sums still not flushed."""
     rows, n = w.shape
-    w64, a64 = _flush(w).astype(np.float64), _flush(a).astype(np.float64)
+    if pairs:
+        w, a = _flush(w), _flush(a)
+    w64, a64 = w.astype(np.float64), a.astype(np.float64)
+    step = (lambda s: _flush(s.astype(np.float32))) if pairs else (lambda s: s.astype(np.float32))
     total = np.zeros(rows, np.float32)
     for k0 in range(0, n, chunk):
         k1 = min(n, k0 + chunk)
         s = np.zeros(rows, np.float32)
-        for i in range(k0, k1, 2):
-            odd = w64[:, i + 1] * a64[i + 1] if i + 1 < k1 else np.zeros(rows)
-            s = _flush((s.astype(np.float64) + odd).astype(np.float32))
-            s = _flush((s.astype(np.float64) + w64[:, i] * a64[i]).astype(np.float32))
+        for i in range(k0, k1, 2 if pairs else 1):
+            if pairs:   # the odd value first (0 past the end)
+                s = step(s.astype(np.float64) + (w64[:, i + 1] * a64[i + 1] if i + 1 < k1 else 0.0))
+            s = step(s.astype(np.float64) + w64[:, i] * a64[i])
         total = total + s
     return total
 
@@ -184,8 +174,7 @@ def test_floats_on_avx512_are_chunk_chains_in_their_documented_order(isa_name, n
     for pairs in ([False, True] if name == "bf16" and isa_name == "avx512bf16" else [False]):
         _dispatch.set_bf16_pairs(pairs)
         try:
-            dot = _dot_in_pair_chains if pairs else _dot_in_chunk_chains
-            want = np.stack([dot(w, x[:, c]) for c in range(batch)], axis=1)
+            want = np.stack([_dot_in_chunk_chains(w, x[:, c], pairs=pairs) for c in range(batch)], axis=1)
             m = QMatrix(raw(w), name, w.shape)
             np.testing.assert_array_equal((m @ x).reshape(want.shape).view(np.uint32), want.view(np.uint32))
             assert m._prepared is not None or rows < 16                 # from the panels
