@@ -103,9 +103,10 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
  * with, q2_K 1.17 -> 0.96, q5_K 1.91 -> 1.68, q4_K and q6_K even or better).  A Zen 4 streams
  * them faster without (prefetch on -> off, same run, 1 / 2 threads: q8_0 4.8-5.1 -> 3.4-3.6 /
  * 2.5-3.0 -> 1.4-2.2 ms, q2_K 1.4-1.7 -> 1.0-1.6 / 0.78-0.95 -> 0.66-0.82, q5_K 2.3-2.8 ->
- * 2.1-2.4 / 1.5-2.4 -> 1.3-2.3; q3_K, q4_K, q6_K even).  iq4_xs and tq2_0 ran even or slower
- * without (iq4_xs 2 threads 1.12-1.47 -> 1.17-1.92 ms), and the AVX2 passes were not measured
- * on a CPU that runs them natively, so these prefetch on every CPU. */
+ * 2.1-2.4 / 1.5-2.4 -> 1.3-2.3; q3_K, q4_K, q6_K even), and so do the AVX2 passes (QGEMV_ISA=
+ * avx2, 14336 x 4096 out of cache, 1 / 2 threads: q4_K 2.21 -> 1.36 / 1.13 -> 0.79 ms, q2_K 1.65
+ * -> 1.32 / 0.82 -> 0.68, q5_K 3.09 -> 2.86 / 1.67 -> 1.47).  iq4_xs and tq2_0 ran even or
+ * slower without (iq4_xs 2 threads 1.12-1.47 -> 1.17-1.92 ms), so these prefetch on every CPU. */
 
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
  * than 4, q4_K even), 4 in AVX2's 16 */
@@ -821,7 +822,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                         __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
                         for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
                         for (int k = k0; k < k0 + per_int16; k++) {                             \
-                            if (h == 0) QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * (8 * c + k), CB); \
+                            if (h == 0) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), CB); \
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
                             __m256i u0 = _mm256_and_si256(v, low4);                             \
                             __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
@@ -883,7 +884,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
                             const int g = 8 * h + 4 * gg + kk;
-                            if (half == 0 && f == 0) QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * g, CB);
+                            if (half == 0 && f == 0) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                             const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                             for (int j = 0; j < CB; j++) {
