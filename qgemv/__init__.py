@@ -38,7 +38,8 @@ def show_config(file=None) -> dict:
         "omp_max_threads": omp_max,
         "num_threads": get_num_threads(),
         "gemv_prefetch": ("on" if _dispatch.gemv_prefetch else "off")
-                         + f" (single columns from memory; CPU {_dispatch.cpu_vendor or 'unknown'})",
+                         + f" (single columns from memory; CPU {_dispatch.cpu_vendor or 'unknown'}"
+                         + (" with AVX-512)" if _dispatch.cpu_avx512 else ")"),
         "dequant_stream": ("on" if _dispatch.dequant_stream else "off")
                           + " (non-temporal stores for dequantize outputs of 32 MiB and more)",
         "amx": ("on" if _dispatch.amx else "off")

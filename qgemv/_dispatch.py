@@ -6,10 +6,9 @@ BMI2), baseline (portable C, any CPU).  ``QGEMV_ISA=baseline|avx2|avx512|avx512b
 asking for one this CPU cannot run, or that was not compiled, is an error at import.
 
 Speed policies are chosen here too, per CPU rather than per variant: whether a single
-column streaming from memory asks for its lines ahead in software (``gemv_prefetch``: over the
-panels, include/qgemv/simd.h; the formats without panels through the row tiles, which
-prefetch, rather than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1``
-forcing it; whether large dequantize outputs go out with non-temporal stores
+column streaming from memory asks for its lines ahead in software (``gemv_prefetch``: its rows
+and panels, include/qgemv/simd.h; with it, the formats without panels take the row tiles rather
+than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1`` forcing it; whether large dequantize outputs go out with non-temporal stores
 (``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and whether batches may run on AMX tiles
 where the CPU and the OS offer them (``amx``, ``QGEMV_AMX=0|1``).  One policy changes results,
 in their last bits: whether the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic,
@@ -50,14 +49,18 @@ def choose(env: str | None = None) -> str:
 isa: str = choose()
 
 
-# CPUs whose own prefetcher streams a single column's panels (and rows, one after another)
-# faster than with software prefetches on top; elsewhere they stay on (the figures:
-# src/formats/superblocks_x16.h, qgemv/qmatrix.py)
+# CPUs whose own prefetcher streams a single column (its panels and rows) faster than with
+# software prefetches on top: the vendors here on CPUs with AVX-512, AMD's from Zen 4 (the
+# figures: include/qgemv/simd.h, src/formats/superblocks_x16.h, qgemv/qmatrix.py); elsewhere they
+# stay on, a Zen 3 among them (its AVX2 8-row panels ran 1.0-1.2x faster with them:
+# src/formats/q32_x8.h)
 _STREAMS_ALONE = ("AuthenticAMD",)
 
 
 #: the CPU's CPUID vendor string, read once ("" off x86)
 cpu_vendor: str = _kernels.cpu_vendor()
+#: whether the CPU runs AVX-512 (the avx512 variant's instructions, compiled or not)
+cpu_avx512: bool = _kernels.cpu_runs("avx512")
 
 
 def _forced(name: str, env: str | None) -> bool | None:
@@ -71,22 +74,24 @@ def _forced(name: str, env: str | None) -> bool | None:
     return env.strip() == "1"
 
 
-def choose_gemv_prefetch(env: str | None = None, vendor: str | None = None) -> bool:
-    """Whether a single column's panel passes prefetch: ``env`` (QGEMV_GEMV_PREFETCH, "0" or
-    "1") if given, else off for the CPU vendors in _STREAMS_ALONE and on for the others."""
+def choose_gemv_prefetch(env: str | None = None, vendor: str | None = None, avx512: bool | None = None) -> bool:
+    """Whether a single column's streams prefetch: ``env`` (QGEMV_GEMV_PREFETCH, "0" or "1") if
+    given, else off for the CPU vendors in _STREAMS_ALONE on CPUs with AVX-512 (``avx512``,
+    this CPU's when None) and on for the others."""
     forced = _forced("QGEMV_GEMV_PREFETCH", env)
     if forced is not None:
         return forced
-    return (cpu_vendor if vendor is None else vendor) not in _STREAMS_ALONE
+    vendor = cpu_vendor if vendor is None else vendor
+    return not (vendor in _STREAMS_ALONE and (cpu_avx512 if avx512 is None else avx512))
 
 
-#: the single-column panel prefetch every variant uses (set_gemv_prefetch changes it)
+#: the single-column prefetch every variant uses (set_gemv_prefetch changes it)
 gemv_prefetch: bool = choose_gemv_prefetch()
 _kernels.set_prefetch_one_column(gemv_prefetch)
 
 
 def set_gemv_prefetch(on: bool) -> None:
-    """Turn the single-column panel prefetch on or off in every variant (speed only)."""
+    """Turn the single-column prefetch on or off in every variant (speed only)."""
     global gemv_prefetch
     gemv_prefetch = bool(on)
     _kernels.set_prefetch_one_column(gemv_prefetch)

@@ -340,9 +340,9 @@ class QMatrix:
                                        self._row_nbytes, cols, xq, out2, n)
             elif (batch == 1 and self.nbytes > STREAMING_BYTES and not fmt.gemv_tiles
                   and not _dispatch.gemv_prefetch):
-                # On a CPU whose prefetcher streams alone (_dispatch.gemv_prefetch off: AMD), a
-                # single column streaming from memory reads fastest one row after another (one
-                # read stream per thread, vec_dot prefetching ahead); from cache the tiles choose,
+                # On a CPU whose prefetcher streams alone (_dispatch.gemv_prefetch off: a Zen 4),
+                # a single column streaming from memory reads fastest one row after another (one
+                # read stream per thread, left to the prefetcher); from cache the tiles choose,
                 # per family, between that and several rows per pass (src/tiles.h).  Not so the
                 # table's gemv_tiles formats: the ggml_repack ones without panels, whose vec_dot is
                 # one fma chain per row and whose tile's 8 rows in lanes stream faster (14336 x

@@ -24,8 +24,9 @@
 #error "compile with -DQGEMV_TABLE=qgemv_kernels_<isa> -DQGEMV_ISA_NAME=\"<isa>\""
 #endif
 
-/* the single-column panel prefetch of this variant (include/qgemv/simd.h:
- * QGEMV_PREFETCH_PASS_LINE), set through the table's prefetch_one_column before any product */
+/* whether a single column's streams (rows and panels) ask for their lines ahead in this variant
+ * (include/qgemv/simd.h: QGEMV_PREFETCH_LINE_AT), set through the table's prefetch_one_column
+ * before any product */
 static int qgemv_prefetch_one_column = 1;
 /* whether this variant's batches may run on AMX tiles (include/qgemv/simd.h: QGEMV_AMX), set
  * through the table's amx_tiles once the OS has granted them (qgemv/_dispatch.py: amx) */

@@ -84,14 +84,16 @@ def test_isa_override_picks_each_runnable():
         assert _dispatch.choose(isa.upper()) == isa
 
 
-# the per-CPU policies: chooser, override variable, and the choice by vendor
+# the per-CPU policies: chooser, override variable, and the choice by CPU (the chooser's
+# arguments past env)
 _POLICIES = {
     "gemv_prefetch": (_dispatch.choose_gemv_prefetch, "QGEMV_GEMV_PREFETCH",
-                      {"AuthenticAMD": False, "GenuineIntel": True, "": True}),
+                      [(("AuthenticAMD", True), False), (("AuthenticAMD", False), True),
+                       (("GenuineIntel", True), True), (("GenuineIntel", False), True), (("", False), True)]),
     "dequant_stream": (_dispatch.choose_dequant_stream, "QGEMV_DEQUANT_STREAM",
-                       {"AuthenticAMD": False, "GenuineIntel": True, "": False}),
+                       [(("AuthenticAMD",), False), (("GenuineIntel",), True), (("",), False)]),
     "bf16_pairs": (_dispatch.choose_bf16_pairs, "QGEMV_BF16_PAIRS",
-                   {"AuthenticAMD": True, "GenuineIntel": False, "": False}),
+                   [(("AuthenticAMD",), True), (("GenuineIntel",), False), (("",), False)]),
 }
 
 
@@ -109,12 +111,12 @@ def test_bf16_pairs_reach_the_avx512bf16_variant_alone():
 
 
 @pytest.mark.parametrize("policy", _POLICIES)
-def test_policy_follows_the_cpu_vendor_unless_forced(policy):
-    choose, _, by_vendor = _POLICIES[policy]
-    for vendor, on in by_vendor.items():
-        assert choose("", vendor) is on
-        assert choose("1", vendor) is True
-        assert choose("0", vendor) is False
+def test_policy_follows_the_cpu_unless_forced(policy):
+    choose, _, by_cpu = _POLICIES[policy]
+    for cpu, on in by_cpu:
+        assert choose("", *cpu) is on
+        assert choose("1", *cpu) is True
+        assert choose("0", *cpu) is False
 
 
 @pytest.mark.parametrize("env", ["2", "on", "yes"])

@@ -39,8 +39,12 @@
  * 2.23 -> 1.91, q4_K 1.20 -> 1.04, q6_K 1.93 -> 1.64, iq4_xs 1.19 -> 1.02 (1.04-1.29x; nvfp4 and
  * iq2_xxs even), 1 thread 1.05-1.17x, in cache 0.96-1.04x.  The far hint alone, into L2, lost
  * in cache (0.96-0.99x) and q5_K and iq2_xxs out of it (benches/RESULTS.md, twenty-ninth session).
- * Not yet measured on a Zen 4, whose single-column panel passes skip prefetch (below) but whose
- * vec_dot rows take both hints now. */
+ * A single column's streams, rows and panels alike, ask for lines only where the CPU's own
+ * prefetcher needs the help (qgemv_prefetch_one_column, src/kernels.c: a choice per CPU, made at
+ * import by qgemv/_dispatch.py): a Zen 4 streams them faster alone (14336 x 4096 out of cache, 2
+ * / 1 threads, the same build with the hints and without: mxfp4 1.13x / 1.06x, tq1_0 1.10x /
+ * 1.08x, iq4_xs 1.06x / 1.05x, the others even; its avx2 variant q4_0 1.12x / 1.47x, q8_0 1.20x /
+ * 1.23x, q6_K 1.23x / 1.18x, mxfp4 1.29x / 1.23x; in cache even). */
 #ifndef QGEMV_STREAM_AHEAD
 #define QGEMV_STREAM_AHEAD 4096
 #endif
@@ -48,8 +52,11 @@
 #if (defined(__GNUC__) || defined(__clang__)) && QGEMV_STREAM_AHEAD > 0
 /* the line at p + ahead into L1 only */
 #define QGEMV_PREFETCH_L1_AT(p, ahead) __builtin_prefetch((const char *)(p) + (ahead), 0, 3)
+/* both hints, for a single column's stream: where the CPU asks for them (above) */
 #define QGEMV_PREFETCH_LINE_AT(p, ahead)                                                   \
-    (__builtin_prefetch((const char *)(p) + (ahead), 0, 2), QGEMV_PREFETCH_L1_AT(p, QGEMV_L1_AHEAD))
+    (qgemv_prefetch_one_column                                                             \
+         ? (__builtin_prefetch((const char *)(p) + (ahead), 0, 2), QGEMV_PREFETCH_L1_AT(p, QGEMV_L1_AHEAD)) \
+         : (void)0)
 #else
 #define QGEMV_PREFETCH_L1_AT(p, ahead) ((void)(p))
 #define QGEMV_PREFETCH_LINE_AT(p, ahead) ((void)(p))
@@ -84,29 +91,20 @@
 #define QGEMV_PREFETCH_COLS_STREAM(p, nbytes, ncols)                                       \
     QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD, ncols)
 
-/* A pass over panels (the K-quants' AVX-512 16-row passes, src/formats/superblocks_x16.h, and
- * q8_0_x16.h; the AVX-512 8-row passes of q32_x8.h and q32_pairs.h) against ncols columns asks
- * for its level lines ahead when it has two columns or more, and with a single column only
- * where qgemv_prefetch_one_column says so: a choice per CPU, made at import
- * (qgemv/_dispatch.py), because CPUs disagree: an Intel Xeon's prefetcher left the single
+/* A pass over panels (the K-quants' 16-row passes, src/formats/superblocks_x16.h, and
+ * q8_0_x16.h; the 8-row passes of q32_x8.h and q32_pairs.h) against ncols columns asks for its
+ * level lines ahead when it has two columns or more, and with a single column where the CPU
+ * asks for it (QGEMV_PREFETCH_LINE_AT, above): an Intel Xeon's prefetcher left the single
  * column waiting on memory, a Zen 4's streams the panels faster alone (superblocks_x16.h and
- * q32_x8.h have the figures).  src/kernels.c defines the flag, one per variant. */
-/* A single column's 16-row panels ask for their far lines QGEMV_PANEL_AHEAD on, nearer than
+ * q32_x8.h have the figures).
+ * A single column's 16-row panels ask for their far lines QGEMV_PANEL_AHEAD on, nearer than
  * the rows' QGEMV_STREAM_AHEAD, which ran faster (Intel Xeon, C harness on huge pages, 14336 x 4096 rotated through 470 MiB, 3072 against 4096, 1 / 2
  * threads: q6_K 15.2 -> 16.1 / 29.7 -> 31.8 GB/s, q3_K 13.8 -> 14.1 / 26.9 -> 27.9, q2_K 2
  * threads 24 -> 27, q4_K, q5_K and iq4_xs 1.01-1.04x, q8_0 even; the 8-row panels ran 4-7%
  * slower so and keep QGEMV_STREAM_AHEAD) */
 #define QGEMV_PANEL_AHEAD 3072
 #define QGEMV_PREFETCH_PASS_LINE(p, ncols)                                                 \
-    do {                                                                                   \
-        if ((ncols) > 1) QGEMV_PREFETCH_COLS_LINE(p, ncols);                               \
-        else if (qgemv_prefetch_one_column) QGEMV_PREFETCH_LINE_AT(p, QGEMV_PANEL_AHEAD);  \
-    } while (0)
-/* the same choice for the lines `ahead` bytes past the nbytes at p */
-#define QGEMV_PREFETCH_PASS_STREAM_AT(p, nbytes, ahead, ncols)                             \
-    do {                                                                                   \
-        if ((ncols) > 1 || qgemv_prefetch_one_column) QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, ahead, ncols); \
-    } while (0)
+    ((ncols) > 1 ? QGEMV_PREFETCH_COLS_LINE(p, ncols) : QGEMV_PREFETCH_LINE_AT(p, QGEMV_PANEL_AHEAD))
 
 /* AMX (Intel, from Sapphire Rapids): the avx512bf16 variant builds its tile paths on Linux with
  * GCC 11+ or clang 12+, as functions of their own target (QGEMV_AMX_TARGET), so nothing else in

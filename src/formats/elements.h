@@ -171,7 +171,7 @@ static inline float qgemv_f32_itself(float v) { return v; }
  * 14.5-14.9 / 31.0-31.6 -> 29.9-30.3 GB/s, f32 14.7-15.1 -> 17.6-17.8 / 29.8-30.1 -> 34.2-35.2).
  * The floats' single column comes here on every CPU, in cache and out (gemv_tiles in their
  * table rows, qgemv/_formats.py); where the CPU's prefetcher streams alone
- * (qgemv_prefetch_one_column off: AMD) it asks for no lines: Zen 4, QGEMV_ISA=avx2, builds
+ * (qgemv_prefetch_one_column off: a Zen 4) it asks for no lines: Zen 4, QGEMV_ISA=avx2, builds
  * alternating, 14336 x 4096 out of cache, 1 / 2 threads: f16 6.9-7.0 -> 5.6-5.7 / 3.93-4.06 ->
  * 3.72-3.77 ms, bf16 7.4-7.5 -> 5.9-6.2 / 3.94-4.40 -> 3.39-3.56, f32 1.03-1.1x / even; in cache
  * f16 and bf16 1.04-1.13x, f32 even.

@@ -96,17 +96,19 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 
 /* ---------------------------------------------------------------- the panel tiles */
 /* every pass of two columns or more prefetches each level line it loads QGEMV_STREAM_AHEAD
- * bytes ahead (batch 8 10-30% faster on a Zen 4).  A single column's AVX-512 passes of the
- * K-quants (and q8_0_x16.h's) do so only where the CPU needs it (QGEMV_PREFETCH_PASS_LINE,
- * include/qgemv/simd.h; chosen at import).  An Intel Xeon (AMX, a KVM guest) needs it: without,
+ * bytes ahead (batch 8 10-30% faster on a Zen 4).  A single column's passes (and q8_0_x16.h's)
+ * do so only where the CPU needs it (QGEMV_PREFETCH_PASS_LINE, include/qgemv/simd.h; chosen at
+ * import).  An Intel Xeon (AMX, a KVM guest) needs it: without,
  * the panels' GEMV waited on memory (14336 x 4096 out of cache, 2 threads: q3_K 2.26 -> 1.19 ms
  * with, q2_K 1.17 -> 0.96, q5_K 1.91 -> 1.68, q4_K and q6_K even or better).  A Zen 4 streams
  * them faster without (prefetch on -> off, same run, 1 / 2 threads: q8_0 4.8-5.1 -> 3.4-3.6 /
  * 2.5-3.0 -> 1.4-2.2 ms, q2_K 1.4-1.7 -> 1.0-1.6 / 0.78-0.95 -> 0.66-0.82, q5_K 2.3-2.8 ->
  * 2.1-2.4 / 1.5-2.4 -> 1.3-2.3; q3_K, q4_K, q6_K even), and so do the AVX2 passes (QGEMV_ISA=
  * avx2, 14336 x 4096 out of cache, 1 / 2 threads: q4_K 2.21 -> 1.36 / 1.13 -> 0.79 ms, q2_K 1.65
- * -> 1.32 / 0.82 -> 0.68, q5_K 3.09 -> 2.86 / 1.67 -> 1.47).  iq4_xs and tq2_0 ran even or
- * slower without (iq4_xs 2 threads 1.12-1.47 -> 1.17-1.92 ms), so these prefetch on every CPU. */
+ * -> 1.32 / 0.82 -> 0.68, q5_K 3.09 -> 2.86 / 1.67 -> 1.47), and iq4_xs's and tq2_0's (once
+ * measured even or slower without, in an earlier build: iq4_xs 2 threads 1.12-1.47 ->
+ * 1.17-1.92 ms; now, 2 / 1 threads, iq4_xs 0.78 -> 0.74 / 1.29 -> 1.26 ms, tq2_0 0.36 -> 0.26
+ * / 0.70 -> 0.52, its 3 copies of 14336 x 4096 45 MiB). */
 
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
  * than 4, q4_K even), 4 in AVX2's 16 */
