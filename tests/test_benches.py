@@ -269,6 +269,8 @@ def test_compare_checks_the_rows_against_issue_6s_targets():
     rows[0]["qgemv_1t_ms"] = 1.7                                   # ... and preferred to its own row
     assert [m for name, m in compare.targets(rows) if "one" in name and "2 threads" in name] == [["q4_0 1.70x"]]
     assert "- dequantize, 1 thread: at least ggml's speed: met" in compare.targets_text(rows)
+    assert "- GEMV out of cache: 2 threads 1.8x one (the read probe itself: 1.05x): q4_0 1.70x" in \
+        compare.targets_text(rows, {1: 32.0, 2: 33.6})
     assert compare.compute_bound("iq2_xxs") and compare.compute_bound("tq1_0") and not compare.compute_bound("q4_0")
 
 
