@@ -5,14 +5,15 @@ later; not built by MSVC), avx512 (AVX-512 F/BW/VL/DQ/CD + VNNI), avx2 (AVX2 + F
 BMI2), baseline (portable C, any CPU).  ``QGEMV_ISA=baseline|avx2|avx512|avx512bf16`` forces one;
 asking for one this CPU cannot run, or that was not compiled, is an error at import.
 
-Speed policies are chosen here too, per CPU rather than per variant: whether a single
-column streaming from memory asks for its lines ahead in software (``gemv_prefetch``: its rows
-and panels, include/qgemv/simd.h; with it, the formats without panels take the row tiles rather
-than one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1`` forcing it; whether large dequantize outputs go out with non-temporal stores
-(``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and whether batches may run on AMX tiles
-where the CPU and the OS offer them (``amx``, ``QGEMV_AMX=0|1``).  One policy changes results,
-in their last bits: whether the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic,
-ggml's own there (``bf16_pairs``, ``QGEMV_BF16_PAIRS=0|1``).
+Speed policies are chosen here too, per CPU rather than per variant: whether a single column
+streaming from memory asks for its lines ahead in software (``gemv_prefetch``: its rows and
+panels, include/qgemv/simd.h; with it, the formats without panels take the row tiles rather than
+one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1`` forcing it; whether large
+dequantize outputs go out with non-temporal stores (``dequant_stream``,
+``QGEMV_DEQUANT_STREAM=0|1``); and whether batches may run on AMX tiles where the CPU and the OS
+offer them (``amx``, ``QGEMV_AMX=0|1``).  One policy changes results, in their last bits: whether
+the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic, ggml's own there
+(``bf16_pairs``, ``QGEMV_BF16_PAIRS=0|1``).
 """
 from __future__ import annotations
 

@@ -183,6 +183,7 @@ def test_cpu_vendor_is_cpuids():
     assert vendor.isprintable() and len(vendor) in (0, 12)
     if vendor:
         assert f"CPU {vendor}" in qgemv.show_config()["gemv_prefetch"]
+    assert ("with AVX-512" in qgemv.show_config()["gemv_prefetch"]) is _dispatch.cpu_avx512
 
 
 @pytest.fixture

@@ -85,9 +85,9 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
 #define X8_PANELS 16
 #define X8_COLS 32     /* columns likewise */
 /* a single column's panels (here and in q32_pairs.h) are prefetched QGEMV_STREAM_AHEAD ahead
- * where the CPU asks for it (include/qgemv/simd.h: QGEMV_PREFETCH_LINE_AT): on an Intel Xeon (AMX, a KVM
- * guest) whose hardware prefetcher left them waiting on memory, 14336 x 4096 out of cache, 2
- * threads, q4_0 1.60-1.65 -> 1.25 ms, iq4_nl 1.58-1.64 -> 1.15-1.19, mxfp4 1.37-1.60 ->
+ * where the CPU asks for it (include/qgemv/simd.h: QGEMV_PREFETCH_LINE_AT): on an Intel Xeon
+ * (AMX, a KVM guest) whose hardware prefetcher left them waiting on memory, 14336 x 4096 out of
+ * cache, 2 threads, q4_0 1.60-1.65 -> 1.25 ms, iq4_nl 1.58-1.64 -> 1.15-1.19, mxfp4 1.37-1.60 ->
  * 1.21-1.27, q4_1 1.53-1.70 -> 1.36-1.42, q5_1 1.82-1.99 -> 1.48-1.50, q5_0 even; 1 thread up to
  * 12% faster; in cache even (on a Zen 3 the prefetch at QGEMV_STREAM_AHEAD gave 1.0-1.2x against
  * none).  A Zen 4 streams them faster alone, as its 16-row panels: without, same process, 1 / 2
@@ -95,10 +95,11 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
  * -> 1.65 / 1.28 -> 1.13, q4_1 1.58 -> 1.30 / 1.48 -> 1.25, q5_0 1.82 -> 1.57 / 0.97 -> 0.80,
  * q5_1 2.10 -> 1.82 / 1.43 -> 1.41.  A Zen 3, which runs the AVX2 variant natively, was measured
  * faster with it (above), so the choice follows the CPU's generation (qgemv/_dispatch.py); the
- * AVX2 code on a Zen 4 ran 1.22-1.30x faster without (QGEMV_ISA=avx2, 1 thread).  The Xeon's figures above
- * were 4 times that far ahead, before the hints went two a line (include/qgemv/simd.h); since,
- * QGEMV_STREAM_AHEAD ran faster (C harness on huge pages as numpy's, 14336 x 4096 rotated through
- * 470 MiB, 1 / 2 threads: q5_0 12.1 -> 13.3 / 23.5 -> 26.3 GB/s, q4_0 and iq4_nl 1.02-1.04x) */
+ * AVX2 code on a Zen 4 ran 1.22-1.30x faster without (QGEMV_ISA=avx2, 1 thread).  The Xeon's
+ * figures above were 4 times that far ahead, before the hints went two a line
+ * (include/qgemv/simd.h); since, QGEMV_STREAM_AHEAD ran faster (C harness on huge pages as
+ * numpy's, 14336 x 4096 rotated through 470 MiB, 1 / 2 threads: q5_0 12.1 -> 13.3 / 23.5 -> 26.3
+ * GB/s, q4_0 and iq4_nl 1.02-1.04x) */
 #define X8_STREAM_AHEAD QGEMV_STREAM_AHEAD
 #define X8_PREFETCH_PASS(p, nbytes, ncols)                                                      \
     QGEMV_PREFETCH_COLS_STREAM_AT(p, nbytes, X8_STREAM_AHEAD, ncols)
