@@ -52,11 +52,14 @@
 #if (defined(__GNUC__) || defined(__clang__)) && QGEMV_STREAM_AHEAD > 0
 /* the line at p + ahead into L1 only */
 #define QGEMV_PREFETCH_L1_AT(p, ahead) __builtin_prefetch((const char *)(p) + (ahead), 0, 3)
-/* both hints, for a single column's stream: where the CPU asks for them (above) */
+/* both hints, for a single column's stream: where the CPU asks for them (above); elsewhere to
+ * the line at p itself, which the stream reads anyway.  A branch on the flag here cost the rows
+ * with the hints on 2-10% in cache (Zen 4, QGEMV_GEMV_PREFETCH=1, 1 thread: q8_0's GGUF rows
+ * 0.64 -> 0.66-0.69 ms, its avx2 rows 0.65 -> 0.70-0.73, q4_K 0.48 -> 0.49); this, nothing
+ * measurable either way */
 #define QGEMV_PREFETCH_LINE_AT(p, ahead)                                                   \
-    (qgemv_prefetch_one_column                                                             \
-         ? (__builtin_prefetch((const char *)(p) + (ahead), 0, 2), QGEMV_PREFETCH_L1_AT(p, QGEMV_L1_AHEAD)) \
-         : (void)0)
+    (__builtin_prefetch((const char *)(p) + qgemv_prefetch_one_column * (ahead), 0, 2),    \
+     QGEMV_PREFETCH_L1_AT(p, qgemv_prefetch_one_column * QGEMV_L1_AHEAD))
 #else
 #define QGEMV_PREFETCH_L1_AT(p, ahead) ((void)(p))
 #define QGEMV_PREFETCH_LINE_AT(p, ahead) ((void)(p))
