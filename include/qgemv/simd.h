@@ -42,9 +42,9 @@
  * A single column's streams, rows and panels alike, ask for lines only where the CPU's own
  * prefetcher needs the help (qgemv_prefetch_one_column, src/kernels.c: a choice per CPU, made at
  * import by qgemv/_dispatch.py): a Zen 4 streams them faster alone (14336 x 4096 out of cache, 2
- * / 1 threads, the same build with the hints and without: mxfp4 1.13x / 1.06x, tq1_0 1.10x /
- * 1.08x, iq4_xs 1.06x / 1.05x, the others even; its avx2 variant q4_0 1.12x / 1.47x, q8_0 1.20x /
- * 1.23x, q6_K 1.23x / 1.18x, mxfp4 1.29x / 1.23x; in cache even). */
+ * / 1 threads, builds alternating, the rows with the hints and without: mxfp4 1.13x / 1.06x,
+ * tq1_0 1.10x / 1.08x, iq4_xs 1.06x / 1.05x, the others even; its avx2 variant q4_0 1.12x /
+ * 1.47x, q8_0 1.20x / 1.23x, q6_K 1.23x / 1.18x, mxfp4 1.29x / 1.23x; in cache even). */
 #ifndef QGEMV_STREAM_AHEAD
 #define QGEMV_STREAM_AHEAD 4096
 #endif
