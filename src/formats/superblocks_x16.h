@@ -1395,11 +1395,27 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
  *             tq2_0 (its pass is written for VNNI only);
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
+/* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
+ * wants the hints (an Intel Xeon: the figures at x16_single_column_pairs) and one at a time
+ * where its prefetcher streams alone (a Zen 4, 14336 x 4096 out of cache, builds alternating, 1
+ * / 2 threads: q6_K 2.18-2.29 -> 1.72-1.86 / 1.25-1.53 -> 0.93-1.45 ms, q4_K 1.36-1.37 ->
+ * 1.20-1.24 / 0.76-1.00 -> 0.67-0.95; in cache 1 thread q6_K 0.34 -> 0.33, q4_K 0.178 ->
+ * 0.184).  q5_K ran even out of cache and 6% slower in cache so, and q3_K and iq4_xs, whose
+ * decoding weighs, ran faster in pairs (benches/RESULTS.md, 38th session): pairs on every CPU */
+#define QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(name)                                                \
+    static int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
+                                                 int64_t npanels, const void *a, float *out, int64_t out_stride) { \
+        return qgemv_prefetch_one_column                                                        \
+                   ? x16_single_column_pairs_##name(n, panels, panel_stride, npanels, a, out, out_stride) \
+                   : 0;                                                                         \
+    }
+QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
+QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q6_K)
 QGEMV_DEFINE_X16_TILE_WIDE(q2_K, 13, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_WIDE(q3_K, 9, x16_single_column_pairs_q3_K)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_q4_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
 QGEMV_DEFINE_X16_TILE_WIDE(q5_K, 9, x16_single_column_pairs_q5_K)
-QGEMV_DEFINE_X16_TILE_WIDE(q6_K, 9, x16_single_column_pairs_q6_K)
+QGEMV_DEFINE_X16_TILE_WIDE(q6_K, 9, x16_pairs_where_hinted_q6_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #elif defined(QGEMV_AVX2)
