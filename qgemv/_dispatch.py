@@ -8,12 +8,13 @@ asking for one this CPU cannot run, or that was not compiled, is an error at imp
 Speed policies are chosen here too, per CPU rather than per variant: whether a single column
 streaming from memory asks for its lines ahead in software (``gemv_prefetch``: its rows and
 panels, include/qgemv/simd.h; with it, the formats without panels take the row tiles rather than
-one row after another, qgemv/qmatrix.py), ``QGEMV_GEMV_PREFETCH=0|1`` forcing it; whether large
-dequantize outputs go out with non-temporal stores (``dequant_stream``,
-``QGEMV_DEQUANT_STREAM=0|1``); and whether batches may run on AMX tiles where the CPU and the OS
-offer them (``amx``, ``QGEMV_AMX=0|1``).  One policy changes results, in their last bits: whether
-the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic, ggml's own there
-(``bf16_pairs``, ``QGEMV_BF16_PAIRS=0|1``).
+one row after another, qgemv/qmatrix.py, and q4_K's and q6_K's panels go in pairs,
+src/formats/superblocks_x16.h), ``QGEMV_GEMV_PREFETCH=0|1`` forcing it; whether large dequantize
+outputs go out with non-temporal stores (``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and
+whether batches may run on AMX tiles where the CPU and the OS offer them (``amx``,
+``QGEMV_AMX=0|1``).  One policy changes results, in their last bits: whether the avx512bf16
+variant's bf16 products run vdpbf16ps's arithmetic, ggml's own there (``bf16_pairs``,
+``QGEMV_BF16_PAIRS=0|1``).
 """
 from __future__ import annotations
 

@@ -25,8 +25,9 @@
 #endif
 
 /* whether a single column's streams (rows and panels) ask for their lines ahead in this variant
- * (include/qgemv/simd.h: QGEMV_PREFETCH_LINE_AT), set through the table's prefetch_one_column
- * before any product */
+ * (include/qgemv/simd.h: QGEMV_PREFETCH_LINE_AT), and so whether q4_K's and q6_K's panels go in
+ * pairs (src/formats/superblocks_x16.h: x16_pairs_where_hinted), set through the table's
+ * prefetch_one_column before any product */
 static int qgemv_prefetch_one_column = 1;
 /* whether this variant's batches may run on AMX tiles (include/qgemv/simd.h: QGEMV_AMX), set
  * through the table's amx_tiles once the OS has granted them (qgemv/_dispatch.py: amx) */
