@@ -89,7 +89,7 @@ QGEMV_ALWAYS_INLINE void qgemv_tile_columns_q8_K(const uint8_t *a, int64_t act_s
 QGEMV_ALWAYS_INLINE void qgemv_columns_step_q8_K(float d0, const block_q8_K *const *y, int64_t ib, const int CB,
                                                  const __m256i *sum, __m256 *acc) {
     if (CB == 1) {   /* vec_dot: lane 0 alone, by scalar operations */
-        const __m128 t = _mm_cvtsi32_ss(_mm_setzero_ps(), qgemv_hsum_i32x8(sum[0]));
+        const __m128 t = qgemv_total_i32x8_ps(sum[0]);
         *acc = _mm256_zextps128_ps256(_mm_fmadd_ss(_mm_mul_ss(t, _mm_set_ss(d0)), _mm_set_ss(y[0][ib].d),
                                                    _mm256_castps256_ps128(*acc)));
         return;

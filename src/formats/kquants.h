@@ -219,7 +219,7 @@ static inline float qgemv_k_half(qgemv_half h) { return _cvtsh_ss(h); }
 QGEMV_ALWAYS_INLINE void qgemv_k_fold_columns(const __m256i *lanes, const int CB, const block_q8_K *const *y, int64_t ib,
                                               float dx, float *acc) {
     if (CB == 1) {
-        acc[0] = fmaf(y[0][ib].d * dx, (float)qgemv_hsum_i32x8(lanes[0]), acc[0]);
+        acc[0] = qgemv_fma_total_i32x8(y[0][ib].d * dx, lanes[0], acc[0]);
         return;
     }
     const __m256i z = _mm256_setzero_si256();
@@ -313,7 +313,7 @@ static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *re
             sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
             sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
         }
-        acc = fmaf(y[ib].d * qgemv_k_half(x[ib].d), (float)qgemv_hsum_i32x8(_mm256_add_epi32(sum0, sum1)), acc);
+        acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), _mm256_add_epi32(sum0, sum1), acc);
     }
     return acc;
 }
@@ -398,8 +398,8 @@ static inline __m128 qgemv_q2_K_scales(const block_q2_K *b, __m256i *scale_bytes
  * (sum m bsum) and dm = (d_y d, d_y dmin): the lanes added up exactly, then two scalar fmas, the
  * portable vec_dot's (and the panels') arithmetic */
 static inline float qgemv_k2_step(float acc, __m128 dm, __m256i isum, __m256i msum) {
-    acc = fmaf(_mm_cvtss_f32(dm), (float)qgemv_hsum_i32x8(isum), acc);
-    return fmaf(-_mm_cvtss_f32(_mm_movehdup_ps(dm)), (float)qgemv_hsum_i32x8(msum), acc);
+    acc = qgemv_fma_total_i32x8(_mm_cvtss_f32(dm), isum, acc);
+    return qgemv_fma_total_i32x8(-_mm_cvtss_f32(_mm_movehdup_ps(dm)), msum, acc);
 }
 static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
     const block_q2_K *x = (const block_q2_K *)w;
