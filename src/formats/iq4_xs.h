@@ -110,7 +110,7 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
         const float dx = qgemv_fp16_to_fp32(x[i].d);
         for (int c = 0; c < CB; c++)
 #if defined(QGEMV_AVX512)
-            sums[c] = fmaf(dx * y[c][i].d, (float)qgemv_hsum_i32x8(sum[c]), sums[c]);
+            sums[c] = qgemv_fma_total_i32x8(dx * y[c][i].d, sum[c], sums[c]);
 #else
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[c][i].d), _mm256_cvtepi32_ps(sum[c]), acc[c]);
 #endif
