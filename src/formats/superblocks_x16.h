@@ -921,8 +921,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  * by one as products.  One row's levels cost a shift and a mask per 64 values where its row
  * kernel decodes and reduces them per column */
 #define QGEMV_X16_COLS_TQ2_0 4   /* columns per pass: 4 float accumulators each */
-QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8_K *const *y, int64_t ib, const int CB, const int hints,
-                                         __m512i *isum) {
+QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8_K *const *y, int64_t ib, const int CB,
+                                         const int hints, __m512i *isum) {
     const int chains = CB == 1 ? 4 : CB == 2 ? 2 : 1;
     const __m512i low2 = _mm512_set1_epi8(3);
     __m512i s[QGEMV_X16_COLS_TQ2_0][4];
