@@ -55,8 +55,11 @@
 /* both hints, for a single column's stream: where the CPU asks for them (above); elsewhere to
  * the line at p itself, which the stream reads anyway.  A branch on the flag here cost the rows
  * with the hints on 2-10% in cache (Zen 4, QGEMV_GEMV_PREFETCH=1, 1 thread: q8_0's GGUF rows
- * 0.64 -> 0.66-0.69 ms, its avx2 rows 0.65 -> 0.70-0.73, q4_K 0.48 -> 0.49); this, nothing
- * measurable either way */
+ * 0.64 -> 0.66-0.69 ms, its avx2 rows 0.65 -> 0.70-0.73, q4_K 0.48 -> 0.49); this costs the
+ * idle hints' issue alone, which only the 16-row panels' dense hints felt (2 a line, q8_0's 16 a
+ * block beside 24 operations: 512 x 4096 in L2, 1 thread, 6-13%), so their passes take the
+ * choice as a constant instead (superblocks_x16.h: QGEMV_X16_ONE_COLUMN; q8_0_x16.h); the other
+ * single columns with every hint compiled out ran 0-3% faster */
 #define QGEMV_PREFETCH_LINE_AT(p, ahead)                                                   \
     (__builtin_prefetch((const char *)(p) + qgemv_prefetch_one_column * (ahead), 0, 2),    \
      QGEMV_PREFETCH_L1_AT(p, qgemv_prefetch_one_column * QGEMV_L1_AHEAD))
