@@ -111,6 +111,14 @@
 #define QGEMV_PANEL_AHEAD 3072
 #define QGEMV_PREFETCH_PASS_LINE(p, ncols)                                                 \
     ((ncols) > 1 ? QGEMV_PREFETCH_COLS_LINE(p, ncols) : QGEMV_PREFETCH_LINE_AT(p, QGEMV_PANEL_AHEAD))
+/* the same in a pass that knows whether a single column wants its hints (hints, a constant per
+ * instantiation: below, a single column's hints where the CPU streams alone are not issued at
+ * all, rather than aimed at the line about to be loaded) */
+#define QGEMV_PASS_HINTS(ncols, hints) ((ncols) > 1 || (hints))
+#define QGEMV_PREFETCH_PASS_LINE_IF(hints, p, ncols)                                       \
+    (QGEMV_PASS_HINTS(ncols, hints) ? QGEMV_PREFETCH_PASS_LINE(p, ncols) : (void)0)
+#define QGEMV_PREFETCH_COLS_LINE_IF(hints, p, ncols)                                       \
+    (QGEMV_PASS_HINTS(ncols, hints) ? QGEMV_PREFETCH_COLS_LINE(p, ncols) : (void)0)
 
 /* AMX (Intel, from Sapphire Rapids): the avx512bf16 variant builds its tile paths on Linux with
  * GCC 11+ or clang 12+, as functions of their own target (QGEMV_AMX_TARGET), so nothing else in

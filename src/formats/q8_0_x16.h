@@ -72,7 +72,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
         const block_q8_0x16 *b = p + k;
         __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
         for (int i = 0; i < 8; i++) {
-            if (CB > 1 || hints) QGEMV_PREFETCH_PASS_LINE(b->u + 64 * i, CB);
+            QGEMV_PREFETCH_PASS_LINE_IF(hints, b->u + 64 * i, CB);
             u[i] = _mm512_loadu_si512((const void *)(b->u + 64 * i));
             QGEMV_IN_REGISTER(u[i]);
         }

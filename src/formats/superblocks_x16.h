@@ -275,7 +275,7 @@ static inline void x16_fold_min_512(__m512 *acc, __m512 dmin, const block_q8_K *
 QGEMV_ALWAYS_INLINE void x16_k45_step(const uint8_t *qs, const uint8_t *qh, const int c, const int k, const int h0,
                                       const int nh, const block_q8_K *const *y, int64_t ib, const int CB, const int hints,
                                       __m512i t[2][QGEMV_X16_COLS]) {
-    if (!h0 && (CB > 1 || hints)) QGEMV_PREFETCH_PASS_LINE(qs + 64 * (8 * c + k), CB);   /* once a line */
+    if (!h0) QGEMV_PREFETCH_PASS_LINE_IF(hints, qs + 64 * (8 * c + k), CB);   /* once a line */
     const __m512i v = _mm512_loadu_si512((const void *)(qs + 64 * (8 * c + k)));
     const __m512i hv = qh ? _mm512_loadu_si512((const void *)(qh + 64 * k)) : _mm512_setzero_si512();
     const __m512i h = nh == 2 ? _mm512_srli_epi32(hv, 2 * c) : hv;
@@ -312,7 +312,8 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
  * session). */
 #define QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(name)                                                \
     QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
-                                             int64_t act_stride, const int CB, const int hints, float *out, int64_t out_stride) { \
+                                             int64_t act_stride, const int CB, const int hints, float *out, \
+                                             int64_t out_stride) {                              \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
         __m512 acc[QGEMV_X16_COLS];                                                             \
         x16_columns_512(a, act_stride, CB, y, acc);                                             \
@@ -489,7 +490,8 @@ QGEMV_ALWAYS_INLINE void x16_decode_q6_K(const block_q6_Kx16 *b, const int W, x1
 /* super-block b against CB <= 8 columns (y[j]'s block ib) into acc[j]: its levels from dec (a
  * wide pass's, decoded once) or, dec NULL (a pass's: a constant), decoded here as they are met */
 QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_decoded_q6_K *dec,
-                                             const block_q8_K *const *y, int64_t ib, const int CB, const int hints, __m512 *acc) {
+                                             const block_q8_K *const *y, int64_t ib, const int CB, const int hints,
+                                             __m512 *acc) {
     __m512i isum[QGEMV_X16_COLS];
     int32_t start[QGEMV_X16_COLS][16];
     x16_chain_starts(y, ib, CB, 5, 0, start);
@@ -511,8 +513,8 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_d
                     u0 = dec->u[h][k][0];
                     u1 = dec->u[h][k][1];
                 } else {
-                    if (CB > 1 || hints) QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, g), CB);
-                    if (k < 8 && (CB > 1 || hints)) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), CB);
+                    QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_ql_q6_K(b, g), CB);
+                    if (k < 8) QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_qh_q6_K(b, h, k), CB);
                     x16_levels_q6_K(b, h, k, &u0, &u1);
                 }
                 for (int j = 0; j < CB; j++) {
@@ -535,7 +537,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const x16_d
     QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(name)                                                    \
     QGEMV_ALWAYS_INLINE void x16_wide_group_##name(const x16_decoded_##name *dec, const block_q8_K *const *y, \
                                                    int64_t ib, const int CB, __m512 *acc) {     \
-        x16_superblock_##name(dec->b, dec, y, ib, CB, 1, acc);                                     \
+        x16_superblock_##name(dec->b, dec, y, ib, CB, 1, acc);                                  \
     }
 QGEMV_DEFINE_X16_PASSES_OF_SUPERBLOCK(q6_K)
 /* q2_K: levels in 2-bit fields (bits 2 f, 2 f + 1 of qs group g: values 128 (g / 8) + 32 f +
@@ -596,7 +598,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                     for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
                     for (int kk = 0; kk < 4; kk++) {
                         const int g = 8 * h + 4 * gg + kk;
-                        if (f == 0 && (CB > 1 || hints)) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
+                        if (f == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
                         const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
                         const __m512i w = scaled ? x16_scaled_levels_q2_K(table, u) : u;
@@ -703,7 +705,8 @@ QGEMV_ALWAYS_INLINE void x16_decode_q3_K(const block_q3_Kx16 *b, const int W, x1
 /* super-block b against CB <= 8 columns into acc[j]: levels and scales from dec, or, dec NULL
  * (a pass's), decoded here (x16_superblock_q6_K's arrangement) */
 QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const x16_decoded_q3_K *dec,
-                                             const block_q8_K *const *y, int64_t ib, const int CB, const int hints, __m512 *acc) {
+                                             const block_q8_K *const *y, int64_t ib, const int CB, const int hints,
+                                             __m512 *acc) {
     int8_t own[256];
     const int8_t *sc = dec ? dec->sc : own;
     if (!dec) x16_scales_q3_K(b->scales, own);
@@ -722,8 +725,8 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const x16_d
                 for (int kk = 0; kk < 4; kk++) {
                     const int m = 4 * gg + kk, g = 8 * h + m;
                     if (!dec && f == 0) {
-                        if (CB > 1 || hints) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
-                        if (h == 0 && (CB > 1 || hints)) QGEMV_PREFETCH_PASS_LINE(b->hmask + 64 * m, CB);
+                        QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
+                        if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->hmask + 64 * m, CB);
                     }
                     const __m512i u = dec ? dec->u[h][f][m] : x16_levels_q3_K(b, h, f, m);
                     for (int j = 0; j < CB; j++) {
@@ -771,7 +774,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const v
         __m512i t[QGEMV_X16_COLS];
         for (int j = 0; j < CB; j++) t[j] = _mm512_set1_epi32(start[j][s]);
         for (int k = 0; k < 4; k++) {
-            if (CB > 1 || hints) QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * (4 * s + k), CB);
+            QGEMV_PREFETCH_COLS_LINE_IF(hints, b->qs + 64 * (4 * s + k), CB);
             const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * (4 * s + k)));
             const __m512i u0 = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low4));
             const __m512i u1 = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi32(v, 4), low4));
@@ -802,7 +805,8 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
  * are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a time) */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
     QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
-                                             int64_t act_stride, const int CB, const int hints, float *out, int64_t out_stride) { \
+                                             int64_t act_stride, const int CB, const int hints, float *out, \
+                                             int64_t out_stride) {                              \
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                            \
         const int per_int16 = QGEMV_X16_INT16_GROUPS_##name;                                    \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
@@ -830,7 +834,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                         __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
                         for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
                         for (int k = k0; k < k0 + per_int16; k++) {                             \
-                            if (h == 0 && (CB > 1 || hints)) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), CB); \
+                            if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB); \
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
                             __m256i u0 = _mm256_and_si256(v, low4);                             \
                             __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
@@ -892,7 +896,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
                             const int g = 8 * h + 4 * gg + kk;
-                            if (half == 0 && f == 0 && (CB > 1 || hints)) QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, CB);
+                            if (half == 0 && f == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                             const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                             for (int j = 0; j < CB; j++) {
@@ -933,7 +937,7 @@ QGEMV_ALWAYS_INLINE void x16_isums_tq2_0(const block_tq2_0x16 *b, const block_q8
         for (int c = 1; c < chains; c++) s[j][c] = _mm512_setzero_si512();
     }
     for (int g = 0; g < 16; g++) {
-        if (CB > 1 || hints) QGEMV_PREFETCH_COLS_LINE(b->qs + 64 * g, CB);
+        QGEMV_PREFETCH_COLS_LINE_IF(hints, b->qs + 64 * g, CB);
         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
         for (int f = 0; f < 4; f++) {
             const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
@@ -988,21 +992,21 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 #define QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os)                                          \
     (qgemv_prefetch_one_column ? x16_pass_##name(nb, p, a_, s, 1, 1, o, os) : x16_pass_##name(nb, p, a_, s, 1, 0, o, os))
 #define QGEMV_X16_CASES_2(name, nb, p, a_, s, o, os)                                             \
-    case 1: QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os); break;                             \
+    case 1: QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os); break;                              \
     default: x16_pass_##name(nb, p, a_, s, 2, 1, o, os); break;
 #define QGEMV_X16_CASES_4(name, nb, p, a_, s, o, os)                                             \
-    case 1: QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os); break;                             \
-    case 2: x16_pass_##name(nb, p, a_, s, 2, 1, o, os); break;                                     \
-    case 3: x16_pass_##name(nb, p, a_, s, 3, 1, o, os); break;                                     \
+    case 1: QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os); break;                              \
+    case 2: x16_pass_##name(nb, p, a_, s, 2, 1, o, os); break;                                   \
+    case 3: x16_pass_##name(nb, p, a_, s, 3, 1, o, os); break;                                   \
     default: x16_pass_##name(nb, p, a_, s, 4, 1, o, os); break;
 #define QGEMV_X16_CASES_8(name, nb, p, a_, s, o, os)                                             \
-    case 1: QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os); break;                             \
-    case 2: x16_pass_##name(nb, p, a_, s, 2, 1, o, os); break;                                     \
-    case 3: x16_pass_##name(nb, p, a_, s, 3, 1, o, os); break;                                     \
-    case 4: x16_pass_##name(nb, p, a_, s, 4, 1, o, os); break;                                     \
-    case 5: x16_pass_##name(nb, p, a_, s, 5, 1, o, os); break;                                     \
-    case 6: x16_pass_##name(nb, p, a_, s, 6, 1, o, os); break;                                     \
-    case 7: x16_pass_##name(nb, p, a_, s, 7, 1, o, os); break;                                     \
+    case 1: QGEMV_X16_ONE_COLUMN(name, nb, p, a_, s, o, os); break;                              \
+    case 2: x16_pass_##name(nb, p, a_, s, 2, 1, o, os); break;                                   \
+    case 3: x16_pass_##name(nb, p, a_, s, 3, 1, o, os); break;                                   \
+    case 4: x16_pass_##name(nb, p, a_, s, 4, 1, o, os); break;                                   \
+    case 5: x16_pass_##name(nb, p, a_, s, 5, 1, o, os); break;                                   \
+    case 6: x16_pass_##name(nb, p, a_, s, 6, 1, o, os); break;                                   \
+    case 7: x16_pass_##name(nb, p, a_, s, 7, 1, o, os); break;                                   \
     default: x16_pass_##name(nb, p, a_, s, 8, 1, o, os); break;
 #define QGEMV_X16_CASES_(cols, ...) QGEMV_X16_CASES_##cols(__VA_ARGS__)
 #define QGEMV_X16_CASES(cols, ...) QGEMV_X16_CASES_(cols, __VA_ARGS__)
