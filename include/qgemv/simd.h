@@ -180,23 +180,19 @@ static inline float qgemv_hsum_f32x8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-static inline int qgemv_hsum_i32x8(__m256i v) {
+/* the exact total of v's 8 int32 lanes, in every lane of the result */
+static inline __m128i qgemv_total_i32x8(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
+    return _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
 }
+static inline int qgemv_hsum_i32x8(__m256i v) { return _mm_cvtsi128_si32(qgemv_total_i32x8(v)); }
 
 /* the exact total t of v's 8 int32 lanes as (float) t in lane 0, and fma(s, (float) t, acc):
  * a row's per-block float step, its total kept in the vector unit.  Through a general register
  * (qgemv_hsum_i32x8, then a scalar conversion) the step held the row's chain, and GCC kept the
  * accumulator in memory: the AVX2 q6_K GEMV (4096 x 4096, 1 thread, Zen 4) 0.59 -> 0.54 ms */
-static inline __m128 qgemv_total_i32x8_ps(__m256i v) {
-    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(1, 0, 3, 2)));
-    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtepi32_ps(t);
-}
+static inline __m128 qgemv_total_i32x8_ps(__m256i v) { return _mm_cvtepi32_ps(qgemv_total_i32x8(v)); }
 static inline float qgemv_fma_total_i32x8(float s, __m256i v, float acc) {
     return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(s), qgemv_total_i32x8_ps(v), _mm_set_ss(acc)));
 }
