@@ -317,7 +317,7 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
                S = QGEMV_FLOAT_CHUNK };                                                      \
         _Alignas(64) float buf[CC][S];                                                       \
         __m512 tot[GS * PG][CC];                                                             \
-        const int hints = ncols > 1 || qgemv_prefetch_one_column;                            \
+        const int hints = QGEMV_PASS_HINTS(ncols, qgemv_prefetch_one_column);                \
         /* panels a pass over the chunks: a single column's 3 run every chunk before the next 3 \
          * (3 streams a panel long, which a Zen 4's prefetcher follows unasked; 9 in 4 KiB     \
          * pieces, a page each, it did not: 4096 x 4096, 1 thread, f16 1.39 -> 0.86 ms, f32    \

@@ -1421,7 +1421,7 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
     static int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
         return qgemv_prefetch_one_column                                                        \
-                   ? x16_single_column_pairs_##name(n, panels, panel_stride, npanels, a, out, out_stride) \
+                   ? x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 1) \
                    : 0;                                                                         \
     }
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
