@@ -16,7 +16,9 @@ Design:
    the other waiting.  Against static, in one process on a shared 2-core Zen 4 (three runs):
    0.75x to 1.03x (q5_0 batch 8 0.75-1.03, q8_0 out of cache 0.87-0.94, the others 0.86-1.03;
    1 thread even).  Each row's result does not depend on which thread computes it.
-   `n_threads` is always resolved by the caller (qgemv/_threads.py).
+   `n_threads` is always resolved by the caller (qgemv/_threads.py).  One thread runs the
+   same loop as a plain `range`: an OpenMP region of one thread still builds a team (libgomp,
+   ~0.8 us a call here, a single column's activations paid it at every product).
 4. Weight rows are addressed as base + r * row_nbytes; a row is a whole number of blocks.
 """
 from cython.parallel cimport parallel, prange, threadid
@@ -178,7 +180,10 @@ def quantize_activations(str isa, int act_type, const float[:, :] x, uint8_t[:, 
         with nogil:
             for j in range(batch):
                 finite = finite and t.all_finite(&x[j, 0], cols)
-            if finite:
+            if finite and min(n_threads, batch) == 1:
+                for j in range(batch):
+                    t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
+            elif finite:
                 for j in prange(batch, schedule="static", num_threads=min(n_threads, batch)):
                     t.quantize_act[act_type](&x[j, 0], &out[j, 0], cols)
         return finite
@@ -237,7 +242,7 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
     rows x every column (src/tiles.h), in a guided schedule (above); a tile's rows are
     a multiple of row_multiple unless it is the last."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile
     cdef Py_ssize_t tile_rows, n_tiles
     cdef const uint8_t *base = &data[0]
     if rows == 0 or batch == 0:
@@ -247,10 +252,20 @@ def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbyte
     if _packs(t, qtype, batch) and _matmul_packed(t, qtype, base, row_nbytes, cols, xq, out, n_threads, tile_rows):
         return
     with nogil:
-        for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
-            r0 = tile * tile_rows
-            t.vec_dot_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, rows - r0),
-                                  &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
+        if n_threads == 1:
+            for tile in range(n_tiles):
+                _vec_dot_tile(t, qtype, cols, base, row_nbytes, tile * tile_rows, tile_rows, xq, out)
+        else:
+            for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
+                _vec_dot_tile(t, qtype, cols, base, row_nbytes, tile * tile_rows, tile_rows, xq, out)
+
+
+cdef inline void _vec_dot_tile(const qgemv_kernel_table *t, int qtype, Py_ssize_t cols, const uint8_t *base,
+                               Py_ssize_t row_nbytes, Py_ssize_t r0, Py_ssize_t tile_rows,
+                               const uint8_t[:, ::1] xq, float[:, ::1] out) noexcept nogil:
+    """out[r0 : r0 + tile_rows] (fewer at the end) by the type's tile kernel, from the GGUF rows at base."""
+    t.vec_dot_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, min(tile_rows, out.shape[0] - r0),
+                          &xq[0, 0], xq.shape[1], out.shape[1], &out[r0, 0], out.shape[1])
 
 
 cdef inline bint _packs(const qgemv_kernel_table *t, int qtype, Py_ssize_t batch) noexcept:
@@ -267,7 +282,7 @@ cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *
     from the rows of their panels (packed_panel_tile, panel_row_nbytes apart), the rest from
     base.  False (nothing done) when the packed columns' memory is not to be had: the caller
     then takes the plain tiles."""
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, r0, r1, g
+    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile, g
     cdef Py_ssize_t n_groups = (batch + 15) // 16
     cdef size_t group_nbytes = <size_t>((cols + 255) // 256) * t.packed_nbytes[qtype]
     cdef Py_ssize_t n_tiles = (rows + tile_rows - 1) // tile_rows
@@ -277,20 +292,35 @@ cdef bint _matmul_packed(const qgemv_kernel_table *t, int qtype, const uint8_t *
         return False
     packed = mem + (-<size_t>mem & 63)   # 64-byte aligned: the tile's aligned loads
     with nogil:
-        for g in prange(n_groups, schedule="static", num_threads=n_threads):
-            t.pack_columns[qtype](cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
-        for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
-            r0 = tile * tile_rows
-            r1 = min(r0 + tile_rows, rows)
-            if r0 < panel_rows:   # a tile across the panels' end takes both
-                t.packed_panel_tile[qtype](cols, panels + r0 * panel_row_nbytes, panel_row_nbytes,
-                                           min(r1, panel_rows) - r0, packed, batch, &out[r0, 0], batch)
-            if r1 > panel_rows:
-                r0 = max(r0, panel_rows)
-                t.packed_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, r1 - r0,
-                                     packed, batch, &out[r0, 0], batch)
+        if n_threads == 1:
+            for g in range(n_groups):
+                t.pack_columns[qtype](cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
+            for tile in range(n_tiles):
+                _packed_tile(t, qtype, cols, base, row_nbytes, panels, panel_rows, panel_row_nbytes,
+                             tile * tile_rows, tile_rows, packed, out)
+        else:
+            for g in prange(n_groups, schedule="static", num_threads=n_threads):
+                t.pack_columns[qtype](cols, &xq[0, 0], xq.shape[1], batch, g, packed + g * group_nbytes)
+            for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
+                _packed_tile(t, qtype, cols, base, row_nbytes, panels, panel_rows, panel_row_nbytes,
+                             tile * tile_rows, tile_rows, packed, out)
     free(mem)
     return True
+
+
+cdef inline void _packed_tile(const qgemv_kernel_table *t, int qtype, Py_ssize_t cols, const uint8_t *base,
+                              Py_ssize_t row_nbytes, const uint8_t *panels, Py_ssize_t panel_rows,
+                              Py_ssize_t panel_row_nbytes, Py_ssize_t r0, Py_ssize_t tile_rows,
+                              const uint8_t *packed, float[:, ::1] out) noexcept nogil:
+    """out[r0 : r0 + tile_rows] (fewer at the end) by packed_tile against the packed columns:
+    the rows below panel_rows from their panels, the others from base."""
+    cdef Py_ssize_t r1 = min(r0 + tile_rows, out.shape[0]), batch = out.shape[1]
+    if r0 < panel_rows:   # a tile across the panels' end takes both
+        t.packed_panel_tile[qtype](cols, panels + r0 * panel_row_nbytes, panel_row_nbytes,
+                                   min(r1, panel_rows) - r0, packed, batch, &out[r0, 0], batch)
+    if r1 > panel_rows:
+        r0 = max(r0, panel_rows)
+        t.packed_tile[qtype](cols, base + r0 * row_nbytes, row_nbytes, r1 - r0, packed, batch, &out[r0, 0], batch)
 
 
 cdef inline bint _has_panels(const qgemv_kernel_table *t, int qtype) noexcept:
@@ -383,7 +413,7 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
     else the GGUF rows."""  # IN panels, data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], panel_nbytes = panel_rows * panel_row_nbytes
-    cdef Py_ssize_t npanels, per_tile, n_tiles, tile, p0, r0
+    cdef Py_ssize_t npanels, per_tile, n_tiles, tile, r0
     _check_panel_rows(t, qtype, panel_rows)
     npanels = rows // panel_rows
     r0 = panel_rows * npanels
@@ -403,13 +433,23 @@ def matmul_panels(str isa, int qtype, Py_ssize_t panel_rows, const uint8_t[::1] 
         if npanels:
             per_tile = _per_tile(npanels, n_threads, max(1, _TILE_PANEL_ROWS // panel_rows), 1)
             n_tiles = (npanels + per_tile - 1) // per_tile
-            for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
-                p0 = tile * per_tile
-                t.panel_tile[qtype](cols, &panels[p0 * panel_nbytes], panel_nbytes, min(per_tile, npanels - p0),
-                                    &xq[0, 0], xq.shape[1], batch, &out[panel_rows * p0, 0], batch)
+            if n_threads == 1:
+                for tile in range(n_tiles):
+                    _panel_tile(t, qtype, cols, &panels[0], panel_rows, panel_nbytes, tile * per_tile, per_tile, xq, out)
+            else:
+                for tile in prange(n_tiles, schedule="guided", num_threads=n_threads):
+                    _panel_tile(t, qtype, cols, &panels[0], panel_rows, panel_nbytes, tile * per_tile, per_tile, xq, out)
         if r0 < rows:
             t.vec_dot_tile[qtype](cols, &data[r0 * row_nbytes], row_nbytes, rows - r0,
                                   &xq[0, 0], xq.shape[1], batch, &out[r0, 0], batch)
+
+
+cdef inline void _panel_tile(const qgemv_kernel_table *t, int qtype, Py_ssize_t cols, const uint8_t *panels,
+                             Py_ssize_t panel_rows, Py_ssize_t panel_nbytes, Py_ssize_t p0, Py_ssize_t per_tile,
+                             const uint8_t[:, ::1] xq, float[:, ::1] out) noexcept nogil:
+    """The rows of panels p0 .. p0 + per_tile (fewer at the end) by the type's panel tile."""
+    t.panel_tile[qtype](cols, panels + p0 * panel_nbytes, panel_nbytes, min(per_tile, out.shape[0] // panel_rows - p0),
+                        &xq[0, 0], xq.shape[1], out.shape[1], &out[panel_rows * p0, 0], out.shape[1])
 
 
 def matmul_act_vec_dot(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
@@ -418,26 +458,47 @@ def matmul_act_vec_dot(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t r
     matrix streaming from memory (each thread reads its slab front to back, vec_dot prefetching
     ahead) and the reference the tile kernels are tested against."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], r, j
+    cdef Py_ssize_t rows = out.shape[0], r
     cdef const uint8_t *base = &data[0]
     with nogil:
-        for r in prange(rows, schedule="guided", num_threads=n_threads):
-            for j in range(batch):
-                out[r, j] = t.vec_dot[qtype](cols, base + r * row_nbytes, &xq[j, 0])
+        if n_threads == 1:
+            for r in range(rows):
+                _vec_dot_row(t, qtype, cols, base + r * row_nbytes, xq, out, r)
+        else:
+            for r in prange(rows, schedule="guided", num_threads=n_threads):
+                _vec_dot_row(t, qtype, cols, base + r * row_nbytes, xq, out, r)
+
+
+cdef inline void _vec_dot_row(const qgemv_kernel_table *t, int qtype, Py_ssize_t cols, const uint8_t *row,
+                              const uint8_t[:, ::1] xq, float[:, ::1] out, Py_ssize_t r) noexcept nogil:
+    """out[r, j] = row . xq[j] for every column j, by vec_dot."""
+    cdef Py_ssize_t j
+    for j in range(out.shape[1]):
+        out[r, j] = t.vec_dot[qtype](cols, row, &xq[j, 0])
 
 
 def matmul_f32(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes,
                const float[:, ::1] x, float[:, ::1] out, float[:, ::1] scratch, int n_threads):
     """out[r, j] = dequantize(row r) . x[j] in float32; scratch holds one row per thread."""  # IN data, x; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
-    cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], cols = x.shape[1], r, j
+    cdef Py_ssize_t rows = out.shape[0], r
     cdef const uint8_t *base = &data[0]
     with nogil:
-        for r in prange(rows, schedule="guided", num_threads=n_threads):
-            # this thread's scratch row: row r dequantized once, then dotted with each column
-            t.dequant_row[qtype](base + r * row_nbytes, &scratch[threadid(), 0], cols)
-            for j in range(batch):
-                out[r, j] = t.dot_f32(cols, &scratch[threadid(), 0], &x[j, 0])
+        if n_threads == 1:
+            for r in range(rows):
+                _dot_row_f32(t, qtype, base + r * row_nbytes, &scratch[0, 0], x, out, r)
+        else:
+            for r in prange(rows, schedule="guided", num_threads=n_threads):
+                _dot_row_f32(t, qtype, base + r * row_nbytes, &scratch[threadid(), 0], x, out, r)
+
+
+cdef inline void _dot_row_f32(const qgemv_kernel_table *t, int qtype, const uint8_t *row, float *scratch,
+                              const float[:, ::1] x, float[:, ::1] out, Py_ssize_t r) noexcept nogil:
+    """out[r, j] = row . x[j] for every column j: the row dequantized once into scratch."""
+    cdef Py_ssize_t j, cols = x.shape[1]
+    t.dequant_row[qtype](row, scratch, cols)
+    for j in range(out.shape[1]):
+        out[r, j] = t.dot_f32(cols, scratch, &x[j, 0])
 
 
 def grid_table(str name):
