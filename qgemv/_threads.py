@@ -81,9 +81,11 @@ def resolve(n_threads: int | None, work_bytes: int, rows: int) -> int:
     problems run serially, since waking a thread team costs more than they take; so does a
     child forked after its parent ran threads (see the module docstring)."""
     global _team_started
-    n = get_num_threads() if n_threads is None else _check(n_threads, "n_threads")
+    if n_threads is not None:
+        _check(n_threads, "n_threads")
     if work_bytes < SERIAL_BELOW_BYTES or rows < SERIAL_BELOW_ROWS or _forked_after_team:
         return 1
+    n = get_num_threads() if n_threads is None else n_threads
     if n > 1:
         _team_started = True
     return n

@@ -11,6 +11,7 @@ from . import _dispatch, _formats, _kernels, _threads
 from ._formats import DEQUANTIZE, MATMUL, QUANTIZE, Format
 
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64)
+_F32 = np.dtype(np.float32)
 
 # a single column times a matrix larger than this streams it from DRAM (about half this machine's
 # L3): row after row is then fastest; from cache, the tiles' GEMV paths are (benches/RESULTS.md).
@@ -468,6 +469,8 @@ def _check_imatrix(imatrix, cols: int, fmt: Format) -> np.ndarray | None:
 def _check_x(x, cols: int, name: str) -> tuple[np.ndarray, bool]:
     """x as a float32 (batch, cols) array with its rows or its columns contiguous, and whether it
     was a vector."""
+    if type(x) is np.ndarray and x.dtype is _F32 and x.shape == (cols,) and x.strides == (4,):
+        return x.reshape(1, cols), True   # the common case (a float32 vector), checked first
     x = np.asarray(x)
     if x.dtype not in _FLOAT_DTYPES:
         raise TypeError(f"{name}: x must be float16, float32 or float64, not {x.dtype}")
