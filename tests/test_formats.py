@@ -194,20 +194,22 @@ def gemv_prefetch_restored():
 
 
 @pytest.mark.parametrize("fmt", [f for f in qgemv.formats("matmul") if f.interleave], ids=lambda f: f.name)
-def test_gemv_prefetch_reaches_every_variant_and_never_changes_a_result(fmt, isa, gemv_prefetch_restored):
+@pytest.mark.parametrize("cols", [512, 4096])
+def test_gemv_prefetch_reaches_every_variant_and_never_changes_a_result(fmt, cols, isa, gemv_prefetch_restored):
     """The flag is set in every compiled table; a single column over the panels (8 or 16 rows) gives
     the same bits with and without it (a hint to the memory system only), and the same as
-    the rows one by one."""
+    the rows one by one: on short rows, read a panel after another, and on rows of 4096 values,
+    two panels at a time (superblocks_x16.h: X16_PAIRS_MIN_VALUES, q8_0_x16.h)."""
     rng = np.random.default_rng(3)
-    m = qgemv.QMatrix.quantize(rng.standard_normal((37, 512)).astype(np.float32), fmt.name,
-                               imatrix=np.ones(512, np.float32) if fmt.needs_imatrix else None)
-    x = rng.standard_normal(512).astype(np.float32)
+    m = qgemv.QMatrix.quantize(rng.standard_normal((37, cols)).astype(np.float32), fmt.name,
+                               imatrix=np.ones(cols, np.float32) if fmt.needs_imatrix else None)
+    x = rng.standard_normal(cols).astype(np.float32)
     ys = {}
     for on in (True, False):
         _dispatch.set_gemv_prefetch(on)
         assert all(_kernels.prefetch_one_column(isa) is on for isa in _dispatch.COMPILED)
         ys[on] = m @ x
     assert np.array_equal(ys[True], ys[False])
-    rb = fmt.row_nbytes(512)
-    rows = [qgemv.QMatrix(bytes(m.data[r * rb:(r + 1) * rb]), fmt.name, (1, 512)) @ x for r in range(37)]
+    rb = fmt.row_nbytes(cols)
+    rows = [qgemv.QMatrix(bytes(m.data[r * rb:(r + 1) * rb]), fmt.name, (1, cols)) @ x for r in range(37)]
     assert np.array_equal(ys[True], np.concatenate(rows))

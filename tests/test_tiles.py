@@ -478,9 +478,10 @@ def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
 def test_panels_give_vec_dot_bits_on_long_rows(fmt, batch, isa):
     """Rows of 70 blocks: a batch sweeps the panels in chunks (2 full and a partial one for the
     32-block chunks of q32_pairs.h, 4 and a partial one for its 16-block AVX-512 chunks), keeping
-    each column's accumulators between them; batch 17 spans two groups of 16 columns."""
+    each column's accumulators between them; batch 17 spans two groups of 16 columns; a single
+    column reads two panels at a time on such rows (q8_0_x16.h, superblocks_x16.h' pairs)."""
     _skip_without_panels(fmt)
-    rows, cols = 16, 70 * fmt.block_size
+    rows, cols = 40, 70 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
     out = np.full((rows, batch), np.nan, dtype=np.float32)
     _matmul_panels(m, xq, out, 1)

@@ -40,7 +40,12 @@ QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
  * 14336 x 4096 out of cache through QMatrix, builds alternating: 2 threads 27.6-28.4 -> 28.8-29.4
  * GB/s, 1 thread 14.6-15.0 -> 15.0-15.1; in cache even.  (Session 35's trial of 2-8 panels kept
  * 64-block chunks, 35 KiB a stream: even.)  Each panel's accumulators carry over between chunks,
- * so the sums are the same. */
+ * so the sums are the same.  A row of at most X16_Q8_0_SIDE blocks (2048 values) is one chunk,
+ * so the pair's panels are read one after the other, one stream through the copy, which a second
+ * stream starting afresh every two short panels had halved (Zen 4, out of cache, builds
+ * alternating, 1 / 2 threads: 576 values 4.73 -> 2.59 / 2.38 -> 1.43 ms, 1152 3.75 -> 1.97 /
+ * 2.48 -> 1.54, 2048 2.79 -> 2.31 / 1.70 -> 1.25; in cache, 3072 x 576, 0.044 -> 0.034); longer
+ * rows in 64-block chunks ran slower (3072 values 2.55 -> 2.90). */
 #define X16_Q8_0_ONE_COL_PANELS 2
 #define X16_Q8_0_ONE_COL_SIDE 8
 
@@ -98,7 +103,7 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
                             int64_t out_stride) {
     const int64_t nb = n / 32, group = ncols > 1 ? X16_Q8_0_PANELS : X16_Q8_0_ONE_COL_PANELS,
-                  side = ncols > 1 ? X16_Q8_0_SIDE : X16_Q8_0_ONE_COL_SIDE;
+                  side = ncols > 1 || nb <= X16_Q8_0_SIDE ? X16_Q8_0_SIDE : X16_Q8_0_ONE_COL_SIDE;
     x16_column_q8_0 col[QGEMV_X16_COLS_Q8_0];
     __m512 acc[X16_Q8_0_PANELS][QGEMV_X16_COLS_Q8_0][8];
     for (int64_t i0 = 0; i0 < npanels; i0 += group) {

@@ -1323,6 +1323,14 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
 #define QGEMV_X16_AMX_TRY_q3_K(...) 0
 
+/* rows shorter than this read a single column's panels one at a time whatever the format's pairs:
+ * one stream through the prepared copy, where a pair's second stream starts afresh every two
+ * short panels.  Zen 4, out of cache, builds alternating, pairs -> one at a time, 1 / 2 threads:
+ * 768 values q5_K 3.98 -> 1.76 / 2.04 -> 1.09 ms, iq4_xs 3.05 -> 1.35 / 1.57 -> 0.73, q3_K 3.36
+ * -> 1.57 (1 thread); 2048 values q3_K 2.30 -> 1.85, q5_K 2.26 -> 1.71; 3072 q3_K 1.94 -> 1.66;
+ * but 4096 q3_K 1.76 -> 1.85 / 0.99 -> 1.11 (iq4_xs 1.48 -> 1.37); in cache (2048 x 768) q5_K
+ * and q3_K 5% slower */
+#define X16_PAIRS_MIN_VALUES 4096
 /* a driver's pairs for a format without x16_single_column_pairs_<name>: none, one panel at a time */
 static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
                                    const void *a, float *out, int64_t out_stride) {
@@ -1338,7 +1346,8 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
-        const int64_t i0 = ncols == 1 ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
+        const int64_t i0 = ncols == 1 && n >= X16_PAIRS_MIN_VALUES                              \
+                               ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
         for (int64_t i = i0; i < npanels; i++) {                                                \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                    \
@@ -1381,7 +1390,8 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
-        const int64_t i0 = ncols == 1 ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
+        const int64_t i0 = ncols == 1 && n >= X16_PAIRS_MIN_VALUES                              \
+                               ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
         for (int64_t i = i0; i < npanels; i++) {                                                \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_WIDE_COLS) {                       \
