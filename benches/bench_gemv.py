@@ -8,7 +8,8 @@ Formats come from the table (``qgemv.formats("matmul")`` / ``("dequantize")``). 
 benchmark's ``extra_info`` holds ``gbps`` (weight bytes / median time) and, for GEMV,
 ``pct_bw`` (of the read bandwidth measured by ``test_read_bandwidth`` in the same session).
 Cases: GEMV at 4096x4096 (in cache) and 14336x4096 (out of cache: weights rotated through
-copies totalling >= 256 MiB), batch 1 and 8, 1 and 2 threads, for qgemv, ggml (plain and,
+copies totalling >= 256 MiB), batch 1 and 8, 1 and 2 threads, and on short rows (57344x768
+out of cache, batch 1: harness.SHORT_ROWS), for qgemv, ggml (plain and,
 where ggml has it, repacked layout) and numpy (float32 matmul on the dequantized matrix);
 dequantize 4096x4096 on 1 thread for qgemv, ggml's ``to_float`` and gguf-py.
 For one table of qgemv vs ggml side by side, use ``benches/compare.py``.
@@ -36,6 +37,8 @@ IMPLS = ("qgemv", "ggml", "ggml_repack", "numpy")
 GEMV_CASES = [(f, shape, batch, threads, impl)
               for f in harness.gemv_formats() for shape in harness.SHAPES
               for batch in (1, 8) for threads in (1, 2) for impl in IMPLS]
+GEMV_CASES += [(f, harness.SHORT_ROWS, 1, threads, impl)
+               for f in harness.gemv_formats() for threads in (1, 2) for impl in IMPLS]
 
 
 def _id(case):

@@ -5,7 +5,8 @@
 
 For every format qgemv multiplies (``qgemv.formats("matmul")``): GEMV / small-batch GEMM at
 4096x4096 (in cache) and 14336x4096 (out of cache: weights rotated through copies totalling
->= 256 MiB), batch 1 and 8 (and 32 at 4096x4096, 2 threads), 1 and 2 threads; and for every
+>= 256 MiB), batch 1 and 8 (and 32 at 4096x4096, 2 threads), 1 and 2 threads, and a small
+model's short rows, 57344x768 out of cache, batch 1 (harness.SHORT_ROWS); and for every
 weight format it dequantizes: dequantize 4096x4096 on 1 thread; for every weight format it
 quantizes: ``QMatrix.quantize`` of 64x4096 Gaussian rows on 1 thread, without and (where the
 format's quantizer uses one) with an importance matrix, against ``ggml_quantize_chunk`` on the
@@ -52,7 +53,7 @@ def gemv_cases(quick: bool):
         return [((14336, 4096), 1, 2), ((4096, 4096), 1, 1), ((4096, 4096), 8, 2)]
     cases = [(shape, b, t) for shape in harness.SHAPES for b in (1, 8) for t in (1, 2)]
     cases.insert(cases.index(((4096, 4096), 8, 2)) + 1, ((4096, 4096), 32, 2))
-    return cases
+    return cases + [(harness.SHORT_ROWS, 1, 1), (harness.SHORT_ROWS, 1, 2)]
 
 
 def numpy_matmul_ms(dense: np.ndarray, x: np.ndarray, threads: int, reps: int) -> float:
@@ -255,8 +256,9 @@ def targets(rows, bandwidth=None) -> list[tuple[str, list[str]]]:
     of issue 6's targets the rows measure; with the run's read ``bandwidth`` by thread count, the
     threads target says what the probe itself gained from a second thread (a ceiling for every
     format that reads at the bandwidth)"""
-    def case(r, op, cache, batch, threads):
-        return r["op"] == op and r.get("cache") == cache and r["batch"] == batch and r["threads"] == threads
+    def case(r, op, cache, batch, threads):   # issue 6's shapes (SHORT_ROWS: a line of its own)
+        return (r["op"] == op and r.get("cache") == cache and r["batch"] == batch and r["threads"] == threads
+                and r.get("shape") != harness.SHORT_ROWS)
 
     def miss(r, figure):
         return f"{r['format']} {figure}" + (" ~" if disturbed(r) else "")
@@ -281,6 +283,11 @@ def targets(rows, bandwidth=None) -> list[tuple[str, list[str]]]:
     if batches:
         found.append((f"batches 8 and 32, 2 threads: at most 1/{BATCH_RATIO:g} of ggml's time",
                       [miss(r, f"batch {r['batch']} {r['ratio']:.2f}x") for r in batches if r["ratio"] < BATCH_RATIO]))
+    short = [r for r in gemv if r["op"] == "gemv" and r.get("shape") == harness.SHORT_ROWS]
+    if short:
+        found.append((f"GEMV out of cache on short rows ({harness.SHORT_ROWS[0]}x{harness.SHORT_ROWS[1]}), "
+                      f"1 and 2 threads: at least ggml's speed",
+                      [miss(r, f"t{r['threads']} {r['ratio']:.2f}x") for r in short if r["ratio"] < 1]))
     dequant = [r for r in rows if r["op"] == "dequant"]
     if any("ratio" in r for r in dequant):
         found.append(("dequantize, 1 thread: at least ggml's speed",

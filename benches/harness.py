@@ -30,6 +30,10 @@ except ImportError:              # imported as benches.harness
 MiB = 1 << 20
 OUT_OF_CACHE_BYTES = 256 * MiB   # weight copies rotated per call: 8x the 32 MiB L3
 SHAPES = ((4096, 4096), (14336, 4096))
+# a small model's short rows out of cache, batch 1 (SmolLM2-135M's 576 values, Gemma-3 270M's
+# 640; 768 is a whole number of every format's blocks): per-row and per-panel costs, and how a
+# single column's streams restart, weigh there as they do not on rows of 4096
+SHORT_ROWS = (57344, 768)
 BASE_ROWS = 512                  # rows quantized from Gaussian values, then tiled
 
 

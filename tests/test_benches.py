@@ -253,7 +253,10 @@ def test_compare_checks_the_rows_against_issue_6s_targets():
             gemv("q8_0", "in", 32, 2, 2.1),
             dict(op="dequant", format="q8_0", batch=None, threads=1, qgemv_ms=1.0, ratio=1.1, numpy_ms=15.0),
             dict(op="quantize", format="q8_0", batch=None, threads=1, qgemv_ms=1.0, ratio=0.5)]
-    got = dict(compare.targets(rows))
+    short = [dict(gemv("q8_0", "out", 1, t, ratio, pct_bw=50), shape=compare.harness.SHORT_ROWS)
+             for t, ratio in ((1, 0.9), (2, 1.1))]   # their own line, not the 14336x4096 ones'
+    got = dict(compare.targets(rows + short))
+    assert [m for name, m in got.items() if "short rows" in name] == [["q8_0 t1 0.90x"]]
     assert got["GEMV out of cache, 2 threads: at least ggml's speed"] == ["f32 0.90x"]
     assert [m for name, m in got.items() if "read bandwidth" in name] == [["q4_0 85.0%"]]
     assert [m for name, m in got.items() if "compute-bound" in name] == [["q5_0 1.20x"]]
