@@ -455,7 +455,7 @@ def test_interleaved_layout_is_the_documented_one(fmt, isa):
 
 
 @pytest.mark.parametrize("fmt", INTERLEAVED, ids=ids)
-@pytest.mark.parametrize("rows", [8, 13, 40, 77])
+@pytest.mark.parametrize("rows", [8, 13, 40, 77, 150])
 @pytest.mark.parametrize("batch", [1, 2, 5, 7, 12, 33])
 def test_panels_give_vec_dot_bits(fmt, rows, batch, isa):
     """matmul_panels (prepared panels, the last rows % 8 from the GGUF rows; on AVX-512 the

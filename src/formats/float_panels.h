@@ -323,8 +323,16 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
          * pieces, a page each, it did not: 4096 x 4096, 1 thread, f16 1.39 -> 0.86 ms, f32    \
          * 2.8 -> 1.6); a batch's groups share each chunk's widened columns */               \
         const int span = ncols > 1 ? GS * PG : PG;                                           \
-        for (int64_t s0 = 0; s0 < npanels; s0 += span) {                                    \
-            const int ns = npanels - s0 < span ? (int)(npanels - s0) : span;                 \
+        /* ... and a single column's 3 are a third of the tile's panels apart, so each stream  \
+         * runs on through a third of the tile (side by side, two of the 3 streams restarted     \
+         * every 3 panels: short rows, out of cache, 1 thread, 57344 x 768 against matmul_panels' \
+         * single-column tiles of 512 rows: f16 3.9-4.2 -> 3.2-3.4 ms, bf16 3.6 -> 3.2, f32 7.1 \
+         * -> 6.1; 14336 x 4096 f16 4.45 -> 4.0; 2 threads and in cache even) */                \
+        const int64_t third = (npanels + PG - 1) / PG, qstride = ncols > 1 ? 1 : third;      \
+        const int64_t steps = ncols > 1 ? npanels : third, step = ncols > 1 ? span : 1;      \
+        for (int64_t s0 = 0; s0 < steps; s0 += step) {                                       \
+            const int64_t left = (npanels - s0 + qstride - 1) / qstride;                     \
+            const int ns = left < span ? (int)left : span;   /* panels s0 + q qstride */    \
             for (int64_t c0 = 0; c0 < ncols; c0 += CC) {                                     \
                 const int nc = ncols - c0 < CC ? (int)(ncols - c0) : CC;                     \
                 for (int q = 0; q < ns; q++)                                                 \
@@ -347,7 +355,7 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
                         const int P = ns - g0 < PG ? ns - g0 : PG;                           \
                         const block_##name *p[PG];                                           \
                         for (int q = 0; q < P; q++)                                          \
-                            p[q] = (const block_##name *)((const uint8_t *)panels + (s0 + g0 + q) * panel_stride) + 16 * k0; \
+                            p[q] = (const block_##name *)((const uint8_t *)panels + (s0 + (g0 + q) * qstride) * panel_stride) + 16 * k0; \
                         for (int cb = 0; cb < nc; cb += CB) {                                \
                             const int C = nc - cb < CB ? nc - cb : CB, pf = hints && cb == 0; \
                             switch (16 * P + C) {                                            \
@@ -358,11 +366,11 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
                         }                                                                    \
                     }                                                                        \
                 }                                                                            \
-                for (int q = 0; q < ns; q++)   /* lane r of a total: row 16 (s0 + q) + r */  \
+                for (int q = 0; q < ns; q++)   /* lane r of a total: row 16 (s0 + q qstride) + r */ \
                     for (int c = 0; c < nc; c++) {                                           \
                         float v[16];                                                         \
                         _mm512_storeu_ps(v, tot[q][c]);                                      \
-                        for (int r = 0; r < 16; r++) out[(16 * (s0 + q) + r) * out_stride + c0 + c] = v[r]; \
+                        for (int r = 0; r < 16; r++) out[(16 * (s0 + q * qstride) + r) * out_stride + c0 + c] = v[r]; \
                     }                                                                        \
             }                                                                                \
         }                                                                                    \
