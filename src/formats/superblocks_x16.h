@@ -1426,7 +1426,8 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
  * / 2 threads: q6_K 2.18-2.29 -> 1.72-1.86 / 1.25-1.53 -> 0.93-1.45 ms, q4_K 1.36-1.37 ->
  * 1.20-1.24 / 0.76-1.00 -> 0.67-0.95; in cache 1 thread q6_K 0.34 -> 0.33, q4_K 0.178 ->
  * 0.184).  q5_K ran even out of cache and 6% slower in cache so, and q3_K and iq4_xs, whose
- * decoding weighs, ran faster in pairs (benches/RESULTS.md, 38th session): pairs on every CPU */
+ * decoding weighs, ran faster in pairs (benches/RESULTS.md, 38th session): pairs on every CPU
+ * (all on rows of X16_PAIRS_MIN_VALUES and more) */
 #define QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(name)                                                \
     static int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
