@@ -1337,6 +1337,14 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
     (void)n, (void)panels, (void)panel_stride, (void)npanels, (void)a, (void)out, (void)out_stride;
     return 0;
 }
+/* the panels a single column's pairs did first (0: a batch, or rows shorter than
+ * X16_PAIRS_MIN_VALUES), for the drivers below */
+typedef int64_t (*x16_pairs_fn)(int64_t n, const void *panels, int64_t panel_stride, int64_t npanels,
+                                const void *a, float *out, int64_t out_stride);
+static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void *panels, int64_t panel_stride,
+                                      int64_t npanels, const void *a, int64_t ncols, float *out, int64_t out_stride) {
+    return ncols == 1 && n >= X16_PAIRS_MIN_VALUES ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0;
+}
 /* vec_dot_tile over npanels panels (panel_stride bytes apart) by the format's pass: each panel
  * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block; a
  * single column first through pairs (x16_single_column_pairs_<name>, or x16_no_pairs) */
@@ -1346,8 +1354,7 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
-        const int64_t i0 = ncols == 1 && n >= X16_PAIRS_MIN_VALUES                              \
-                               ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
+        const int64_t i0 = x16_pairs_first(pairs, n, panels, panel_stride, npanels, a, ncols, out, out_stride); \
         for (int64_t i = i0; i < npanels; i++) {                                                \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                    \
@@ -1390,8 +1397,7 @@ static inline int64_t x16_no_pairs(int64_t n, const void *panels, int64_t panel_
                                   int64_t ncols, float *restrict out, int64_t out_stride) {     \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
-        const int64_t i0 = ncols == 1 && n >= X16_PAIRS_MIN_VALUES                              \
-                               ? pairs(n, panels, panel_stride, npanels, a, out, out_stride) : 0; \
+        const int64_t i0 = x16_pairs_first(pairs, n, panels, panel_stride, npanels, a, ncols, out, out_stride); \
         for (int64_t i = i0; i < npanels; i++) {                                                \
             const block_##name##x16 *p = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_WIDE_COLS) {                       \
