@@ -224,6 +224,13 @@ def quantize_activations(str isa, int act_type, const float[:, :] x, uint8_t[:, 
 # batch columns find its rows in L1 and its per-tile set-up is shared by enough rows
 cdef enum: _TILE_ROWS = 16
 TILE_ROWS = _TILE_ROWS
+# ... and of the floats' single column, which shares nothing between rows: AVX2's float tile runs
+# its 4 streams through quarters of a tile (src/formats/elements.h), 4 rows a stream in a tile of
+# 16 (Zen 4, QGEMV_ISA=avx2, 1 thread, 16 -> 256 rows: f16 57344 x 768 out of cache 5.19 -> 3.07
+# ms, bf16 5.52 -> 3.16, f32 7.77 -> 5.97; 4096 x 4096 f16 1.16 -> 0.99; 512 and 1024 even with
+# 256; the other formats' row tiles even with 256 and no faster, so left at 16)
+cdef enum: _TILE_GEMV_FLOAT_ROWS = 256
+TILE_GEMV_FLOAT_ROWS = _TILE_GEMV_FLOAT_ROWS
 
 
 cdef inline Py_ssize_t _per_tile(Py_ssize_t n, int n_threads, Py_ssize_t most, Py_ssize_t multiple) noexcept nogil:
@@ -237,17 +244,19 @@ cdef inline Py_ssize_t _per_tile(Py_ssize_t n, int n_threads, Py_ssize_t most, P
 
 
 def matmul_act(str isa, int qtype, const uint8_t[::1] data, Py_ssize_t row_nbytes, Py_ssize_t cols,
-               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads, Py_ssize_t row_multiple=2):
+               const uint8_t[:, ::1] xq, float[:, ::1] out, int n_threads, Py_ssize_t row_multiple=2,
+               Py_ssize_t gemv_tile_rows=_TILE_ROWS):
     """out[r, j] = row r . xq[j]: weights times activations already in the act format, by tiles of
     rows x every column (src/tiles.h), in a guided schedule (above); a tile's rows are
-    a multiple of row_multiple unless it is the last."""  # IN data, xq; OUT out
+    a multiple of row_multiple unless it is the last, and at most TILE_ROWS (a single column:
+    gemv_tile_rows)."""  # IN data, xq; OUT out
     cdef const qgemv_kernel_table *t = _table(isa)
     cdef Py_ssize_t rows = out.shape[0], batch = out.shape[1], tile
     cdef Py_ssize_t tile_rows, n_tiles
     cdef const uint8_t *base = &data[0]
     if rows == 0 or batch == 0:
         return
-    tile_rows = _per_tile(rows, n_threads, _TILE_ROWS, row_multiple)
+    tile_rows = _per_tile(rows, n_threads, _TILE_ROWS if batch > 1 else max(1, gemv_tile_rows), row_multiple)
     n_tiles = (rows + tile_rows - 1) // tile_rows
     if _packs(t, qtype, batch) and _matmul_packed(t, qtype, base, row_nbytes, cols, xq, out, n_threads, tile_rows):
         return

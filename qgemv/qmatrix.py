@@ -358,7 +358,8 @@ class QMatrix:
                 # 1.08-1.28x in and out of cache), q2_0 even.
                 _kernels.matmul_act_vec_dot(isa, qtype, data, row_nbytes, cols, xq, out2, n)
             else:
-                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2)
+                _kernels.matmul_act(isa, qtype, data, row_nbytes, cols, xq, out2, n, fmt.interleave or 2,
+                                    _kernels.TILE_GEMV_FLOAT_ROWS if fmt.kind == "float" else _kernels.TILE_ROWS)
         return out
 
     def _product_rows(self, n_threads: int,

@@ -33,10 +33,10 @@ def _setup(fmt, rows, batch, seed, cols=None):
     return m, x, xq
 
 
-def _tile(m, xq, rows, n_threads=1, row0=0):
+def _tile(m, xq, rows, n_threads=1, row0=0, **kw):
     out = np.full((rows, xq.shape[0]), np.nan, dtype=np.float32)
     data = m._data[row0 * m._row_nbytes:(row0 + rows) * m._row_nbytes]
-    _kernels.matmul_act(_dispatch.isa, m.format.id, data, m._row_nbytes, m.shape[1], xq, out, n_threads)
+    _kernels.matmul_act(_dispatch.isa, m.format.id, data, m._row_nbytes, m.shape[1], xq, out, n_threads, **kw)
     return out
 
 
@@ -44,6 +44,20 @@ def _per_row(m, xq):
     out = np.full((m.shape[0], xq.shape[0]), np.nan, dtype=np.float32)
     _kernels.matmul_act_vec_dot(_dispatch.isa, m.format.id, m._data, m._row_nbytes, m.shape[1], xq, out, 1)
     return out
+
+
+@pytest.mark.parametrize("fmt", MATMUL, ids=ids)
+@pytest.mark.parametrize("rows", [5, 301])
+def test_long_single_column_tiles_give_vec_dot_bits(fmt, rows, isa):
+    """A single column in tiles of up to TILE_GEMV_FLOAT_ROWS rows (what QMatrix gives the
+    floats: AVX2's tile runs its 4 streams through quarters of a tile, the last quarter short):
+    vec_dot's bits, on any thread count (301 rows, 2 threads: tiles of 160 and 141)."""
+    m, x, xq = _setup(fmt, rows, 1, seed=rows + fmt.id)
+    ref = _per_row(m, xq)
+    for n_threads in (1, 2):
+        got = _tile(m, xq, rows, n_threads, row_multiple=fmt.interleave or 2,
+                    gemv_tile_rows=_kernels.TILE_GEMV_FLOAT_ROWS)
+        np.testing.assert_array_equal(got, ref, err_msg=f"{n_threads} threads")
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
