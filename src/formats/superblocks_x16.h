@@ -17,10 +17,10 @@
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld; q3_K's
  *                   two sub-blocks at a time as int16 pairs through vpdpwssd), the minimums as
  *                   int16 pairs through vpdpwssd against the column's bsums;
- *   AVX2            q2_K, q4_K and q5_K on 8 rows per vector, maddubs pairs summed in int16
- *                   while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a
- *                   time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks), then madd with
- *                   the scales;
+ *   AVX2            q2_K, q4_K, q5_K and tq2_0 on 8 rows per vector, maddubs pairs summed in
+ *                   int16 while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups
+ *                   at a time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks, 8 for
+ *                   tq2_0's fields), then madd with the scales (tq2_0: ones);
  *   portable        none: the formats' GGUF rows (panel_tile_<name> NULL, below).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
@@ -983,6 +983,78 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
     }
     x16_store_512(res, CB, out, out_stride);
 }
+#elif defined(QGEMV_AVX2)
+/* tq2_0 on 8 rows per vector, both halves of the panel in turn: maddubs pairs of fields (<= 3)
+ * against 4 activations broadcast, summed in int16 over half a super-block's 16 groups (8 4 2 3
+ * 128 < 2^15), then madd with ones; vec_dot_tq2_0_q8_K's float steps as on AVX-512, the four
+ * accumulators of each (half, column) in memory (a store and a load per super-block, beside 64
+ * maddubs), and the halves' int32 sums too, so that the 16 registers hold the int16 ones (GCC
+ * spilled 3 of 4 columns' inside the loop).  Zen 4, QGEMV_ISA=avx2, builds alternating, 4096 x
+ * 4096, 2 threads, row tiles -> panels: batch 8 0.91-0.99 -> 0.58 ms, batch 32 3.5-3.9 -> 2.3;
+ * a single column 0.237 -> 0.245 in cache (1 thread), 0.92 -> 0.71 on short rows (57344 x 768,
+ * out of cache), even on long ones */
+#define QGEMV_X16_COLS_TQ2_0 4
+QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, const uint8_t *a, int64_t act_stride,
+                                        const int CB, const int hints, float *out, int64_t out_stride) {
+    const __m256i low2 = _mm256_set1_epi8(3), ones = _mm256_set1_epi16(1);
+    const block_q8_K *y[QGEMV_X16_COLS_TQ2_0];
+    __m256 acc[2][QGEMV_X16_COLS_TQ2_0][4], res[2][QGEMV_X16_COLS_TQ2_0];
+    int32_t tot[QGEMV_X16_COLS_TQ2_0];
+    for (int j = 0; j < CB; j++) {
+        y[j] = (const block_q8_K *)(a + j * act_stride);
+        for (int h = 0; h < 2; h++)
+            for (int q = 0; q < 4; q++) acc[h][j][q] = _mm256_setzero_ps();
+    }
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_tq2_0x16 *b = p + ib;
+        const int q = (int)(ib & 3), tail = ib >= nb / 4 * 4;
+        for (int j = 0; j < CB; j++)   /* sum_i p_i, the fields' offset */
+            tot[j] = qgemv_hsum_i32x8(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums), ones));
+        for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+            int32_t sums[2][QGEMV_X16_COLS_TQ2_0][8];   /* in memory: the 16 registers hold t */
+            for (int h = 0; h < 2; h++) {   /* values 128 h .. 128 h + 127 */
+                __m256i t[QGEMV_X16_COLS_TQ2_0];
+                for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
+                for (int k = 0; k < 8; k++) {
+                    const int g = 8 * h + k;
+                    if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
+                    for (int f = 0; f < 4; f++) {
+                        const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
+                        for (int j = 0; j < CB; j++) {
+                            const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * k;
+                            t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
+                            QGEMV_IN_REGISTER(t[j]);
+                        }
+                    }
+                }
+                for (int j = 0; j < CB; j++) _mm256_storeu_si256((__m256i *)sums[h][j], _mm256_madd_epi16(t[j], ones));
+            }
+            __m256i isum[QGEMV_X16_COLS_TQ2_0];
+            for (int j = 0; j < CB; j++)
+                isum[j] = _mm256_sub_epi32(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)sums[0][j]),
+                                                            _mm256_loadu_si256((const __m256i *)sums[1][j])),
+                                           _mm256_set1_epi32(tot[j]));
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
+            for (int j = 0; j < CB; j++) {
+                const __m256 dd = _mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d));
+                if (!tail)   /* super-block 4 m + q into accumulator q */
+                    acc[half][j][q] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(isum[j]), acc[half][j][q]);
+                else {       /* the last nb % 4, one by one as products, after the four's sum */
+                    if (ib == nb / 4 * 4)
+                        res[half][j] = _mm256_add_ps(_mm256_add_ps(acc[half][j][0], acc[half][j][2]),
+                                                     _mm256_add_ps(acc[half][j][1], acc[half][j][3]));
+                    res[half][j] = _mm256_add_ps(res[half][j], _mm256_mul_ps(_mm256_cvtepi32_ps(isum[j]), dd));
+                }
+            }
+        }
+    }
+    if (nb % 4 == 0)
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < CB; j++)
+                res[h][j] = _mm256_add_ps(_mm256_add_ps(acc[h][j][0], acc[h][j][2]), _mm256_add_ps(acc[h][j][1], acc[h][j][3]));
+    x16_store_256(res, CB, out, out_stride);
+}
 #endif
 
 #if defined(QGEMV_AVX2)
@@ -1422,8 +1494,7 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * rows):
  *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
  *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
- *             faster and even), iq4_xs, whose levels + 128 overflow maddubs' int16 pairs, and
- *             tq2_0 (its pass is written for VNNI only);
+ *             faster and even), and iq4_xs, whose levels + 128 overflow maddubs' int16 pairs;
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
 /* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
@@ -1454,10 +1525,10 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
 #define panel_tile_q6_K NULL
 #define panel_tile_iq4_xs NULL
-#define panel_tile_tq2_0 NULL
 #else
 #define panel_tile_q2_K NULL
 #define panel_tile_q3_K NULL
