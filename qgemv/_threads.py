@@ -33,6 +33,13 @@ if hasattr(os, "register_at_fork"):
 # below this much weight data a parallel region costs more than it saves
 SERIAL_BELOW_BYTES = 64 * 1024
 SERIAL_BELOW_ROWS = 64
+# ... and below this much for a product (weight bytes times the batch's columns), whose rows a
+# thread streams at memory speed where a dequantize also writes 4 bytes a value: Zen 4, weights
+# rotated past the L3, 2 threads against 1: q4_1 x 576 values 68 KiB 0.66x, 135 KiB 0.81x, 202
+# KiB 0.88x, 270 KiB 0.97x, 405 KiB 1.11x; q8_0 x 4096 68 KiB 0.62x, 136 KiB 0.77x, 272 KiB
+# 0.92x, 544 KiB 1.04x; q4_K x 2048 288 KiB 1.01x, 576 KiB 1.10x (dequantize 1.3-1.7x from
+# 34 KiB on).  SmolLM2-135M's 192 x 576 and 576 x 576 products 13.4 -> 10.0 and 17.0 -> 15.0 us
+PRODUCT_SERIAL_BELOW_BYTES = 256 * 1024
 
 
 def _check(n, what: str) -> int:
@@ -76,14 +83,16 @@ def get_num_threads() -> int:
     return max(1, min(omp_max, available_cpus()))
 
 
-def resolve(n_threads: int | None, work_bytes: int, rows: int) -> int:
+def resolve(n_threads: int | None, work_bytes: int, rows: int, product: bool = False) -> int:
     """The thread count for one call: explicit or default, as an upper bound; small
-    problems run serially, since waking a thread team costs more than they take; so does a
-    child forked after its parent ran threads (see the module docstring)."""
+    problems run serially, since waking a thread team costs more than they take (below
+    SERIAL_BELOW_BYTES of work, PRODUCT_SERIAL_BELOW_BYTES for a product); so does a child
+    forked after its parent ran threads (see the module docstring)."""
     global _team_started
     if n_threads is not None:
         _check(n_threads, "n_threads")
-    if work_bytes < SERIAL_BELOW_BYTES or rows < SERIAL_BELOW_ROWS or _forked_after_team:
+    serial_below = PRODUCT_SERIAL_BELOW_BYTES if product else SERIAL_BELOW_BYTES
+    if work_bytes < serial_below or rows < SERIAL_BELOW_ROWS or _forked_after_team:
         return 1
     n = get_num_threads() if n_threads is None else n_threads
     if n > 1:

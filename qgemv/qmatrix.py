@@ -323,7 +323,7 @@ class QMatrix:
             out[...] = 0
             return out
         out2 = out.reshape(rows, batch)
-        n = _threads.resolve(n_threads, self.nbytes, rows)
+        n = _threads.resolve(n_threads, self.nbytes * batch, rows, product=True)
         isa = _dispatch.isa
         if act == "f32" and fmt.act != "f32":
             scratch = np.empty((n, cols), dtype=np.float32)

@@ -141,14 +141,31 @@ def test_matmul_exact_on_exact_activations(fmt, isa):
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 @pytest.mark.parametrize("act", ["ggml", "f32"])
-def test_threads_give_identical_results(fmt, act):
-    rows, cols = 256, 4 * 256   # large enough to run in parallel
+def test_threads_give_identical_results(fmt, act, monkeypatch):
+    rows, cols = 256, 4 * 256   # enough rows to run in parallel; any bytes (the lowest-bit
+    monkeypatch.setattr(qgemv._threads, "PRODUCT_SERIAL_BELOW_BYTES", 0)   # formats' are few)
+    monkeypatch.setattr(qgemv._threads, "SERIAL_BELOW_BYTES", 0)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=9, moderate=True), fmt.name, (rows, cols))
-    x = np.random.default_rng(2).standard_normal((cols, 2)).astype(np.float32)
-    kw = {} if act == "ggml" else {"act": "f32"}
-    one = m.matmul(x, n_threads=1, **kw)
-    np.testing.assert_array_equal(one, m.matmul(x, n_threads=2, **kw))
+    assert qgemv._threads.resolve(2, m.nbytes, rows, product=True) == 2
+    assert qgemv._threads.resolve(2, m.nbytes, rows) == 2
+    for batch in (1, 2):
+        x = np.random.default_rng(2).standard_normal((cols, batch)).astype(np.float32)
+        kw = {} if act == "ggml" else {"act": "f32"}
+        one = m.matmul(x, n_threads=1, **kw)
+        np.testing.assert_array_equal(one, m.matmul(x, n_threads=2, **kw))
     np.testing.assert_array_equal(m.dequantize(n_threads=1), m.dequantize(n_threads=2))
+
+
+def test_small_products_run_serially():
+    """A product of less than PRODUCT_SERIAL_BELOW_BYTES (weight bytes times the batch's
+    columns) takes one thread; a batch of the same weights that reaches it, the team; a
+    dequantize from SERIAL_BELOW_BYTES on."""
+    from qgemv import _threads
+    small = _threads.PRODUCT_SERIAL_BELOW_BYTES // 4
+    assert _threads.SERIAL_BELOW_BYTES <= small
+    assert _threads.resolve(2, small, 4096, product=True) == 1
+    assert _threads.resolve(2, small * 4, 4096, product=True) == 2
+    assert _threads.resolve(2, small, 4096) == 2
 
 
 def test_concurrent_python_threads_agree():

@@ -20,7 +20,7 @@ from qgemv import _kernels, _threads
 OPENMP, _ = _kernels.openmp()
 needs_openmp = pytest.mark.skipif(not OPENMP, reason="built without OpenMP")
 
-# a q8_0 matrix big enough that resolve() gives it a thread team (>= 64 rows, >= 64 KiB)
+# a q8_0 matrix big enough that resolve() gives its product a thread team (>= 64 rows, >= 256 KiB)
 MATRIX = textwrap.dedent("""
     import numpy as np
     from qgemv import QMatrix
