@@ -859,8 +859,7 @@ static float vec_dot_q2_0_q8_0(int64_t n, const void *restrict w, const void *re
     return sum;
 }
 #else
-/* vec_dot: sum_b sum_s d_s d_y(s) sum_j q_j a_j, two nvfp4 blocks (four q8_0 blocks) per step,
- * the integer sums exact; the batch tile (below) runs the same operations per column */
+/* ggml's generic order, block after block (block_dot_nvfp4_q8_0_ref) */
 static float vec_dot_nvfp4_q8_0(int64_t n, const void *restrict w, const void *restrict a) {
     const block_nvfp4 *x = (const block_nvfp4 *)w;
     const block_q8_0 *y = (const block_q8_0 *)a;
