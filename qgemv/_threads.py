@@ -38,7 +38,8 @@ SERIAL_BELOW_ROWS = 64
 # rotated past the L3, 2 threads against 1: q4_1 x 576 values 68 KiB 0.66x, 135 KiB 0.81x, 202
 # KiB 0.88x, 270 KiB 0.97x, 405 KiB 1.11x; q8_0 x 4096 68 KiB 0.62x, 136 KiB 0.77x, 272 KiB
 # 0.92x, 544 KiB 1.04x; q4_K x 2048 288 KiB 1.01x, 576 KiB 1.10x (dequantize 1.3-1.7x from
-# 34 KiB on).  SmolLM2-135M's 192 x 576 and 576 x 576 products 13.4 -> 10.0 and 17.0 -> 15.0 us
+# 34 KiB on).  In SmolLM2-135M's loop, builds alternating: its 192 x 576 product 10.0-10.6 ->
+# 9.2-9.6 us, the others even
 PRODUCT_SERIAL_BELOW_BYTES = 256 * 1024
 
 

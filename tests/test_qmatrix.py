@@ -142,8 +142,10 @@ def test_matmul_exact_on_exact_activations(fmt, isa):
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)
 @pytest.mark.parametrize("act", ["ggml", "f32"])
 def test_threads_give_identical_results(fmt, act, monkeypatch):
-    rows, cols = 256, 4 * 256   # enough rows to run in parallel; any bytes (the lowest-bit
-    monkeypatch.setattr(qgemv._threads, "PRODUCT_SERIAL_BELOW_BYTES", 0)   # formats' are few)
+    """A team of 2 on every format's products and dequantize, whatever their bytes (the
+    lowest-bit formats' 256 x 1024 matrices are under the serial thresholds): 1 thread's bits."""
+    rows, cols = 256, 4 * 256
+    monkeypatch.setattr(qgemv._threads, "PRODUCT_SERIAL_BELOW_BYTES", 0)
     monkeypatch.setattr(qgemv._threads, "SERIAL_BELOW_BYTES", 0)
     m = QMatrix(random_blocks(fmt.name, rows, cols, seed=9, moderate=True), fmt.name, (rows, cols))
     assert qgemv._threads.resolve(2, m.nbytes, rows, product=True) == 2
@@ -160,12 +162,12 @@ def test_small_products_run_serially():
     """A product of less than PRODUCT_SERIAL_BELOW_BYTES (weight bytes times the batch's
     columns) takes one thread; a batch of the same weights that reaches it, the team; a
     dequantize from SERIAL_BELOW_BYTES on."""
-    from qgemv import _threads
-    small = _threads.PRODUCT_SERIAL_BELOW_BYTES // 4
-    assert _threads.SERIAL_BELOW_BYTES <= small
-    assert _threads.resolve(2, small, 4096, product=True) == 1
-    assert _threads.resolve(2, small * 4, 4096, product=True) == 2
-    assert _threads.resolve(2, small, 4096) == 2
+    threads = qgemv._threads
+    small = threads.PRODUCT_SERIAL_BELOW_BYTES // 4
+    assert threads.SERIAL_BELOW_BYTES <= small
+    assert threads.resolve(2, small, 4096, product=True) == 1
+    assert threads.resolve(2, small * 4, 4096, product=True) == 2
+    assert threads.resolve(2, small, 4096) == 2
 
 
 def test_concurrent_python_threads_agree():
