@@ -509,7 +509,7 @@ static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
             const __m128i sm = qgemv_k4_scales_mins(x[ib].scales);                         \
             const __m128i mins16 = _mm_shuffle_epi8(sm, mins_to_s16);                      \
             const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
-            __m256i sum0[8], sum1[8];                                                      \
+            __m256i sum0[4], sum1[4];                                                      \
             for (int j = 0; j < CB; j++) sum0[j] = sum1[j] = _mm256_setzero_si256();       \
             HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].qh);) \
             for (int c = 0; c < 4; c++) {                                                  \
