@@ -28,6 +28,21 @@
 #define QGEMV_NEVER_INLINE static
 #endif
 
+/* A tile's walk over n items (rows, panels) k at a time.  A batch takes k adjacent items a
+ * step.  A single column, which shares nothing between them, takes items s, s + stride, ...,
+ * s + (k - 1) stride at step s, stride a k-th of the tile, so each of its k read streams runs on
+ * through its part where k items side by side restarted k - 1 streams every k items (the AVX2
+ * float tile's quarters, src/formats/elements.h; the AVX-512 float panels' thirds,
+ * float_panels.h).  for (s = 0; s < w.steps; s += w.step) takes qgemv_walk_items(n, s, w) <= k
+ * items, s + i w.stride. */
+typedef struct { int64_t stride, steps, step; } qgemv_walk;
+static inline qgemv_walk qgemv_walk_of(int64_t n, int64_t k, int single_column, int64_t batch_step) {
+    const int64_t part = (n + k - 1) / k;
+    const qgemv_walk spread = {part, part, 1}, adjacent = {1, n, batch_step};
+    return single_column ? spread : adjacent;
+}
+static inline int64_t qgemv_walk_items(int64_t n, int64_t s, qgemv_walk w) { return (n - s + w.stride - 1) / w.stride; }
+
 /* the generic tile of (name, act): vec_dot per row and column */
 #define QGEMV_DEFINE_VEC_DOT_TILE_GENERIC(id, name, act, act_id)                             \
     static void vec_dot_tile_generic_##name##_##act(                                        \

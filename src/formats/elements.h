@@ -243,10 +243,10 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
          * alternating, 1 thread: 57344 x 768 out of cache f16 8.1-8.6 -> 5.2 ms, bf16 10.0 ->  \
          * 6.1, f32 12.9 -> 8.7, 2 threads f16 4.8 -> 3.7; 14336 x 4096 f16 6.1 -> 5.5; in cache \
          * 4096 x 4096 f16 1.67 -> 1.33, f32 3.00 -> 2.60) */                                   \
-        const int64_t quarter = (nrows + QGEMV_FLOAT_RB - 1) / QGEMV_FLOAT_RB, rstride = ncols > 1 ? 1 : quarter; \
-        const int64_t steps = ncols > 1 ? nrows : quarter, step = ncols > 1 ? QGEMV_FLOAT_RB : 1; \
-        for (int64_t r = 0; r < steps; r += step) {   /* rows r + k rstride */             \
-            const int64_t left = (nrows - r + rstride - 1) / rstride;                      \
+        const qgemv_walk walk = qgemv_walk_of(nrows, QGEMV_FLOAT_RB, ncols == 1, QGEMV_FLOAT_RB); \
+        const int64_t rstride = walk.stride;                                               \
+        for (int64_t r = 0; r < walk.steps; r += walk.step) {   /* rows r + k rstride */   \
+            const int64_t left = qgemv_walk_items(nrows, r, walk);                          \
             const int RB = left >= QGEMV_FLOAT_RB ? QGEMV_FLOAT_RB : (int)left;              \
             const T *x[QGEMV_FLOAT_RB];                                                    \
             for (int k = 0; k < QGEMV_FLOAT_RB; k++)                                       \

@@ -328,10 +328,10 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
          * every 3 panels: short rows, out of cache, 1 thread, 57344 x 768 against matmul_panels' \
          * single-column tiles of 512 rows: f16 3.9-4.2 -> 3.2-3.4 ms, bf16 3.6 -> 3.2, f32 7.1 \
          * -> 6.1; 14336 x 4096 f16 4.45 -> 4.0; 2 threads and in cache even) */                \
-        const int64_t third = (npanels + PG - 1) / PG, qstride = ncols > 1 ? 1 : third;      \
-        const int64_t steps = ncols > 1 ? npanels : third, step = ncols > 1 ? span : 1;      \
-        for (int64_t s0 = 0; s0 < steps; s0 += step) {                                       \
-            const int64_t left = (npanels - s0 + qstride - 1) / qstride;                     \
+        const qgemv_walk walk = qgemv_walk_of(npanels, PG, ncols == 1, span);                \
+        const int64_t qstride = walk.stride;                                                 \
+        for (int64_t s0 = 0; s0 < walk.steps; s0 += walk.step) {                             \
+            const int64_t left = qgemv_walk_items(npanels, s0, walk);                        \
             const int ns = left < span ? (int)left : span;   /* panels s0 + q qstride */    \
             for (int64_t c0 = 0; c0 < ncols; c0 += CC) {                                     \
                 const int nc = ncols - c0 < CC ? (int)(ncols - c0) : CC;                     \
