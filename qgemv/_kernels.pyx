@@ -589,57 +589,70 @@ def cos_sin_f32(const float[::1] angle, float[::1] cos_out, float[::1] sin_out):
 
 
 cdef extern from "llama_ops.h" nogil:
-    void llama_swiglu(int64_t n, const float *g, const float *u, float *out)
-    void llama_attend_row(int64_t len, int64_t d, const float *q, const float *k, const float *v,
+    void llama_swiglu(int vector, int64_t n, const float *g, const float *u, float *out)
+    void llama_attend_row(int vector, int64_t len, int64_t d, const float *q, const float *k, const float *v,
                           int64_t stride, float scale, int batch_order, int p_f16, float *p,
                           float *acc, float *out)
+    void llama_round_row(int vector, int64_t n, const float *x, int f16, float *y)
     void llama_rms_norm(int64_t n, const float *x, const float *w, float eps, float *y)
-    float llama_round(float x, int f16)
 
 
-def swiglu_f32(const float[:, :] g, const float[:, :] u, float[:, ::1] out):
-    """out = silu(g) * u row by row, in ggml's arithmetic (src/llama_ops.h); g and u may be
-    column slices of a wider array (rows contiguous)."""  # IN g, u; OUT out
+def swiglu_f32(str isa, const float[:, :] g, const float[:, :] u, float[:, ::1] out):
+    """out = silu(g) * u row by row, in ggml's arithmetic (src/llama_ops.h; the portable code for
+    isa "baseline", else AVX2's where the CPU has it: the same bits); g and u may be column
+    slices of a wider array (rows contiguous)."""  # IN g, u; OUT out
     if g.strides[1] != 4 or u.strides[1] != 4:
         raise ValueError("swiglu_f32 needs contiguous rows")
     cdef Py_ssize_t r
+    cdef bint vector = isa != "baseline"
     with nogil:
         for r in range(g.shape[0]):
-            llama_swiglu(g.shape[1], &g[r, 0], &u[r, 0], &out[r, 0])
+            llama_swiglu(vector, g.shape[1], &g[r, 0], &u[r, 0], &out[r, 0])
 
 
-def attention(const float[:, :, :] q, const float[:, :, :] k, const float[:, :, :] v,
+def attention(str isa, const float[:, :, :] q, const float[:, :, :] k, const float[:, :, :] v,
               float[:, :, ::1] k_cache, float[:, :, ::1] v_cache, Py_ssize_t start, float scale,
-              bint batch_order, bint f16, float[:, ::1] out):
+              bint batch_order, bint f16, float[:, ::1] out, int n_threads=1):
     """Causal grouped-query attention of queries q (n, heads, d) at positions start..: the new
     keys and values k, v (n, kv_heads, d) go into the caches (kv_heads, capacity, d) at
     start.., then every query attends to positions 0 .. its own; out (n, heads * d).  With f16
     (k, v, q and the probabilities rounded to f16) it is ggml's arithmetic (src/llama_ops.h;
-    batch_order: the prompt GEMM's order of additions)."""  # IN q, k, v; OUT k_cache, v_cache, out
+    batch_order: the prompt GEMM's order of additions; isa "baseline": the portable code, else
+    AVX2's where the CPU has it, the same bits).  The (query, head) pairs are shared among
+    n_threads."""  # IN q, k, v; OUT k_cache, v_cache, out
     cdef Py_ssize_t n = q.shape[0], heads = q.shape[1], d = q.shape[2], kv_heads = k_cache.shape[0]
-    cdef Py_ssize_t group = heads // kv_heads, cap = k_cache.shape[1], t, h, i
+    cdef Py_ssize_t group = heads // kv_heads, cap = k_cache.shape[1], t, h, it
+    cdef Py_ssize_t per = start + n + 33 * d   # a thread's scratch: acc (32 d), scores (start + n), query (d)
+    cdef bint vector = isa != "baseline"
+    cdef float *scratch
+    cdef float *mine
     if (start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or v_cache.shape[2] != d
             or k.shape[0] != n or v.shape[0] != n or k.shape[1] != kv_heads or v.shape[1] != kv_heads
-            or k.shape[2] != d or v.shape[2] != d or out.shape[0] != n or out.shape[1] != heads * d):
+            or k.shape[2] != d or v.shape[2] != d or out.shape[0] != n or out.shape[1] != heads * d
+            or kv_heads == 0 or heads % kv_heads):
         raise ValueError("attention: shapes do not agree")
-    cdef float *p = <float *>malloc((start + n + 33 * d) * sizeof(float))
-    if p == NULL:
+    if d and (q.strides[2] != 4 or k.strides[2] != 4 or v.strides[2] != 4):
+        raise ValueError("attention: q, k and v need their last axis contiguous")
+    if n == 0 or heads == 0 or d == 0:
+        return
+    n_threads = max(1, min(n_threads, n * heads))
+    scratch = <float *>malloc(n_threads * per * sizeof(float))
+    if scratch == NULL:
         raise MemoryError()
-    cdef float *qr = p + start + n + 32 * d
     with nogil:
         for t in range(n):
             for h in range(kv_heads):
-                for i in range(d):
-                    k_cache[h, start + t, i] = llama_round(k[t, h, i], f16)
-                    v_cache[h, start + t, i] = llama_round(v[t, h, i], f16)
-        for t in range(n):
-            for h in range(heads):
-                for i in range(d):
-                    qr[i] = llama_round(q[t, h, i], f16)
-                llama_attend_row(start + t + 1, d, qr, &k_cache[h // group, 0, 0],
-                                 &v_cache[h // group, 0, 0], d, scale, batch_order, f16,
-                                 p + 32 * d, p, &out[t, h * d])
-    free(p)
+                llama_round_row(vector, d, &k[t, h, 0], f16, &k_cache[h, start + t, 0])
+                llama_round_row(vector, d, &v[t, h, 0], f16, &v_cache[h, start + t, 0])
+        for it in prange(n * heads, schedule="static", chunksize=1, num_threads=n_threads):
+            t = it // heads
+            h = it % heads
+            mine = scratch + threadid() * per
+            llama_round_row(vector, d, &q[t, h, 0], f16, mine + 32 * d + start + n)
+            llama_attend_row(vector, start + t + 1, d, mine + 32 * d + start + n, &k_cache[h // group, 0, 0],
+                             &v_cache[h // group, 0, 0], d, scale, batch_order, f16, mine + 32 * d, mine,
+                             &out[t, h * d])
+    free(scratch)
 
 
 def rms_norm_f32(const float[:, ::1] x, const float[::1] w, float eps, float[:, ::1] out):

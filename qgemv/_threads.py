@@ -84,17 +84,22 @@ def get_num_threads() -> int:
     return max(1, min(omp_max, available_cpus()))
 
 
-def resolve(n_threads: int | None, work_bytes: int, rows: int, product: bool = False) -> int:
+def resolve(n_threads: int | None, work_bytes: int | None = None, rows: int | None = None,
+            product: bool = False) -> int:
     """The thread count for one call: explicit or default, as an upper bound; small
     problems run serially, since waking a thread team costs more than they take (below
-    SERIAL_BELOW_BYTES of work, PRODUCT_SERIAL_BELOW_BYTES for a product); so does a child
-    forked after its parent ran threads (see the module docstring)."""
+    SERIAL_BELOW_BYTES of work, PRODUCT_SERIAL_BELOW_BYTES for a product, or SERIAL_BELOW_ROWS
+    rows; work_bytes None: a kernel that pays for a team at any size, the model's attention);
+    so does a child forked after its parent ran threads (see the module docstring)."""
     global _team_started
     if n_threads is not None:
         _check(n_threads, "n_threads")
-    serial_below = PRODUCT_SERIAL_BELOW_BYTES if product else SERIAL_BELOW_BYTES
-    if work_bytes < serial_below or rows < SERIAL_BELOW_ROWS or _forked_after_team:
+    if _forked_after_team:
         return 1
+    if work_bytes is not None:
+        serial_below = PRODUCT_SERIAL_BELOW_BYTES if product else SERIAL_BELOW_BYTES
+        if work_bytes < serial_below or rows < SERIAL_BELOW_ROWS:
+            return 1
     n = get_num_threads() if n_threads is None else n_threads
     if n > 1:
         _team_started = True

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gguf import GGUFFile, load_gguf
-from . import _kernels
+from . import _dispatch, _kernels, _threads
 from .qmatrix import QMatrix
 from .tokenizer import StreamDecoder, Tokenizer
 
@@ -152,7 +152,7 @@ def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
     """silu(gate) * up, silu(x) = x / (1 + e^-x), with ggml's vector e^x (src/llama_ops.h)."""
     out = np.empty(gate.shape, np.float32)
-    _kernels.swiglu_f32(gate, up, out)
+    _kernels.swiglu_f32(_dispatch.isa, gate, up, out)
     return out
 
 
@@ -187,6 +187,7 @@ class Llama:
         self.output = f.qmatrix("output.weight") if "output.weight" in f.tensors else self.tok_embd
         freq_factors = f.array("rope_freqs.weight") if "rope_freqs.weight" in f.tensors else None
         self._inv_freq = self._rope_inv_freq(c, freq_factors)
+        self._scale = np.float32(1) / np.sqrt(np.float32(c.head_dim))   # of the attention scores
         self._cache_k: np.ndarray | None = None
         self._cache_v: np.ndarray | None = None
         self._rotations: np.ndarray | None = None
@@ -265,12 +266,12 @@ class Llama:
         In C (src/llama_ops.h) in ggml's order of operations, its decoding order for one
         position, its GEMM order for several: K and V stored in the cache rounded to f16 (as
         llama.cpp's f16 cache), the query rounded to f16 for q . k, the scores scaled, softmax
-        with ggml's e^x, the probabilities rounded to f16 against V."""
+        with ggml's e^x, the probabilities rounded to f16 against V.  The (query, head) pairs
+        are shared among the model's threads."""
         c = self.config
         out = np.empty((q.shape[0], c.n_heads * c.head_dim), np.float32)
-        scale = np.float32(1) / np.sqrt(np.float32(c.head_dim))
-        _kernels.attention(q, k, v, self._cache_k[li], self._cache_v[li], start, scale,
-                           q.shape[0] > 1, self._kv_f16, out)
+        _kernels.attention(_dispatch.isa, q, k, v, self._cache_k[li], self._cache_v[li], start, self._scale,
+                           q.shape[0] > 1, self._kv_f16, out, _threads.resolve(self.n_threads))
         return out
 
     # ------------------------------------------------------------------ forward

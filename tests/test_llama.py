@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from qgemv import _dispatch, _kernels
 from qgemv.llama import Llama, Sampler
 from tiny_llama import TinyConfig, read_weights, reference_forward, write_tiny_llama
 
@@ -121,3 +122,61 @@ def test_smollm2_round_trips_and_knows_paris():
     assert len(tok.encode("12345")) == 5                    # smollm splits digits one by one
     text = model.generate_text("The capital of France is", 6)
     assert "Paris" in text
+
+
+# ---------------------------------------------------------------- the C steps' two codes
+def _attend(isa, q, k, v, start, batch_order, f16, n_threads):
+    kv_heads, d = k.shape[1], k.shape[2]
+    rng = np.random.default_rng(7)
+    caches = [rng.standard_normal((kv_heads, start + q.shape[0] + 5, d)).astype(np.float32) for _ in range(2)]
+    if f16:   # a cache as llama.cpp's holds f16 values
+        caches = [c.astype(np.float16).astype(np.float32) for c in caches]
+    out = np.empty((q.shape[0], q.shape[1] * d), np.float32)
+    _kernels.attention(isa, q, k, v, caches[0], caches[1], start, np.float32(0.125), batch_order, f16, out,
+                       n_threads)
+    return out, caches
+
+
+@pytest.mark.parametrize("d", [64, 40, 13])
+@pytest.mark.parametrize("batch_order", [False, True])
+@pytest.mark.parametrize("f16", [True, False])
+def test_attention_vector_code_gives_the_portable_codes_bits(d, batch_order, f16):
+    """src/llama_ops.h's AVX2 attention (each lane one of the portable code's steps) against the
+    portable code, bit for bit: d not a multiple of 8 or 32, positions not of 8, scores far
+    enough apart that e^x leaves its fast range, 1 and 2 threads."""
+    rng = np.random.default_rng(d)
+    n, heads, kv_heads = 3, 6, 2
+    q = rng.standard_normal((n, heads, d)).astype(np.float32)
+    q[:, 1] *= 40                        # one head's scores spread past e^x's fast range
+    k, v = (rng.standard_normal((n, kv_heads, d)).astype(np.float32) for _ in range(2))
+    for start in (0, 5, 45):
+        want, want_caches = _attend("baseline", q, k, v, start, batch_order, f16, 1)
+        for threads in (1, 2):
+            got, got_caches = _attend(_dispatch.isa, q, k, v, start, batch_order, f16, threads)
+            assert got.tobytes() == want.tobytes(), (start, threads)
+            assert all(g.tobytes() == w.tobytes() for g, w in zip(got_caches, want_caches))
+
+
+def test_swiglu_vector_code_gives_the_portable_codes_bits():
+    rng = np.random.default_rng(3)
+    g = (rng.standard_normal((2, 37)) * np.float32(30)).astype(np.float32)   # past e^x's fast range too
+    g[0, :4] = [0.0, -0.0, 1e-40, -200.0]
+    u = rng.standard_normal((2, 37)).astype(np.float32)
+    outs = []
+    for isa in ("baseline", _dispatch.isa):
+        out = np.empty_like(g)
+        _kernels.swiglu_f32(isa, g, u, out)
+        outs.append(out)
+    assert outs[0].tobytes() == outs[1].tobytes()
+
+
+def test_attention_refuses_mismatched_shapes():
+    q = np.zeros((1, 4, 8), np.float32)
+    k = v = np.zeros((1, 2, 8), np.float32)
+    cache = np.zeros((2, 4, 8), np.float32)
+    out = np.empty((1, 32), np.float32)
+    with pytest.raises(ValueError, match="shapes"):
+        _kernels.attention(_dispatch.isa, q, k, v, cache, cache, 4, 1.0, False, True, out)
+    with pytest.raises(ValueError, match="contiguous"):
+        _kernels.attention(_dispatch.isa, np.zeros((1, 4, 16), np.float32)[:, :, ::2], k, v, cache, cache, 0,
+                           1.0, False, True, out)
