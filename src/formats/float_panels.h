@@ -322,18 +322,20 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
          * (3 streams a panel long, which a Zen 4's prefetcher follows unasked; 9 in 4 KiB     \
          * pieces, a page each, it did not: 4096 x 4096, 1 thread, f16 1.39 -> 0.86 ms, f32    \
          * 2.8 -> 1.6); a batch's groups share each chunk's widened columns */               \
-        const int streams = sizeof(block_##name) == 4 ? 1 : PG;                              \
+        const int streams = 4 / (int)sizeof(block_##name);   /* 64 bytes a chain's fma */     \
         const int span = ncols > 1 ? GS * PG : streams;                                      \
         /* ... and a single column's 3 are a third of the tile's panels apart, so each stream  \
          * runs on through a third of the tile (side by side, two of the 3 streams restarted     \
          * every 3 panels: short rows, out of cache, 1 thread, 57344 x 768 against matmul_panels' \
          * single-column tiles of 512 rows: f16 3.9-4.2 -> 3.2-3.4 ms, bf16 3.6 -> 3.2, f32 7.1 \
-         * -> 6.1; 14336 x 4096 f16 4.45 -> 4.0; 2 threads and in cache even).  f32 reads one   \
-         * stream, the panels one after another: its one chain a chunk moves 64 bytes an fma,   \
-         * past a thread's bandwidth, where f16's and bf16's 32 bytes need 3 chains (one stream: \
-         * 14336 x 4096, 1 thread, 0.96-0.98x / 0.94-0.97x ggml against 1.01-1.03x); f32 on short \
-         * rows ran 6.2-6.9 -> 5.8-6.1 ms (0.98-1.04x -> 1.03x ggml), 14336 x 4096 7.5-8.1 ->   \
-         * 8.1-8.2 (1.21-1.24x -> 1.19-1.20x), 2 threads and in cache even or faster) */        \
+         * -> 6.1; 14336 x 4096 f16 4.45 -> 4.0; 2 threads and in cache even).  As many streams \
+         * as make 64 bytes an fma, past a thread's bandwidth: f32 one (the panels one after     \
+         * another), f16 and bf16 two (halves); fewer left f16 and bf16 latency-bound (one       \
+         * stream: 14336 x 4096, 1 thread, 0.94-0.98x ggml), more restart more streams a tile.   \
+         * Against 3, same minutes: f32 short rows 1 / 2 threads 0.97x / 0.96x -> 1.00x / 0.99x \
+         * ggml, in cache 1 thread 1.19x -> 1.38-1.44x; bf16 short rows 1 thread 0.97x -> 0.98-  \
+         * 0.99x, in cache 1.11x -> 1.16-1.18x; f16 short rows 0.99-1.00x -> 1.04-1.05x; 14336 x  \
+         * 4096 and 2 threads even */                                                            \
         const qgemv_walk walk = qgemv_walk_of(npanels, streams, ncols == 1, span);           \
         const int64_t qstride = walk.stride;                                                 \
         for (int64_t s0 = 0; s0 < walk.steps; s0 += walk.step) {                             \
