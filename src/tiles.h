@@ -32,7 +32,7 @@
  * step.  A single column, which shares nothing between them, takes items s, s + stride, ...,
  * s + (k - 1) stride at step s, stride a k-th of the tile, so each of its k read streams runs on
  * through its part where k items side by side restarted k - 1 streams every k items (the AVX2
- * float tile's quarters, src/formats/elements.h; the AVX-512 float panels' thirds,
+ * float tile's quarters, src/formats/elements.h; the AVX-512 float panels' halves or one stream,
  * float_panels.h).  for (s = 0; s < w.steps; s += w.step) takes qgemv_walk_items(n, s, w) <= k
  * items, s + i w.stride. */
 typedef struct { int64_t stride, steps, step; } qgemv_walk;

@@ -318,14 +318,14 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
         _Alignas(64) float buf[CC][S];                                                       \
         __m512 tot[GS * PG][CC];                                                             \
         const int hints = QGEMV_PASS_HINTS(ncols, qgemv_prefetch_one_column);                \
-        /* panels a pass over the chunks: a single column's 3 run every chunk before the next 3 \
-         * (3 streams a panel long, which a Zen 4's prefetcher follows unasked; 9 in 4 KiB     \
+        /* panels a pass over the chunks: a single column's k (below) run every chunk before   \
+         * the next k (streams a panel long, which a Zen 4's prefetcher follows unasked; 9 in 4 KiB \
          * pieces, a page each, it did not: 4096 x 4096, 1 thread, f16 1.39 -> 0.86 ms, f32    \
          * 2.8 -> 1.6); a batch's groups share each chunk's widened columns */               \
         const int streams = 4 / (int)sizeof(block_##name);   /* 64 bytes a chain's fma */     \
         const int span = ncols > 1 ? GS * PG : streams;                                      \
-        /* ... and a single column's 3 are a third of the tile's panels apart, so each stream  \
-         * runs on through a third of the tile (side by side, two of the 3 streams restarted     \
+        /* ... and a single column's k streams are a k-th of the tile's panels apart, each     \
+         * running on through its part of the tile (3 streams side by side, two restarted        \
          * every 3 panels: short rows, out of cache, 1 thread, 57344 x 768 against matmul_panels' \
          * single-column tiles of 512 rows: f16 3.9-4.2 -> 3.2-3.4 ms, bf16 3.6 -> 3.2, f32 7.1 \
          * -> 6.1; 14336 x 4096 f16 4.45 -> 4.0; 2 threads and in cache even).  As many streams \
