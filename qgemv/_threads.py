@@ -84,12 +84,12 @@ def get_num_threads() -> int:
     return max(1, min(omp_max, available_cpus()))
 
 
-def resolve(n_threads: int | None, work_bytes: int | None = None, rows: int | None = None,
-            product: bool = False) -> int:
+def resolve(n_threads: int | None, work_bytes: int | None, rows: int | None, product: bool = False) -> int:
     """The thread count for one call: explicit or default, as an upper bound; small
     problems run serially, since waking a thread team costs more than they take (below
     SERIAL_BELOW_BYTES of work, PRODUCT_SERIAL_BELOW_BYTES for a product, or SERIAL_BELOW_ROWS
-    rows; work_bytes None: a kernel that pays for a team at any size, the model's attention);
+    rows; work_bytes and rows None: a kernel that pays for a team at any size, the model's
+    attention);
     so does a child forked after its parent ran threads (see the module docstring)."""
     global _team_started
     if n_threads is not None:

@@ -271,7 +271,7 @@ class Llama:
         c = self.config
         out = np.empty((q.shape[0], c.n_heads * c.head_dim), np.float32)
         _kernels.attention(_dispatch.isa, q, k, v, self._cache_k[li], self._cache_v[li], start, self._scale,
-                           q.shape[0] > 1, self._kv_f16, out, _threads.resolve(self.n_threads))
+                           q.shape[0] > 1, self._kv_f16, out, _threads.resolve(self.n_threads, None, None))
         return out
 
     # ------------------------------------------------------------------ forward

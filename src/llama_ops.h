@@ -27,10 +27,10 @@
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LLAMA_ALWAYS_INLINE static inline __attribute__((always_inline))
-#define LLAMA_FMA_CLONES 1  /* the AVX2 + FMA + F16C code below, chosen at run time */
+#define LLAMA_AVX2_CODE 1   /* the AVX2 + FMA + F16C code below is compiled, and chosen at run time */
 #else
 #define LLAMA_ALWAYS_INLINE static inline
-#define LLAMA_FMA_CLONES 0
+#define LLAMA_AVX2_CODE 0
 #endif
 
 /* e^x as one lane of ggml's AVX2 vector exponential */
@@ -165,7 +165,7 @@ static inline void llama_rms_norm(int64_t n, const float *x, const float *w, flo
  * additions, e^x is ggml's vector code itself), so the results are the same bits.  Used where
  * the CPU has the instructions and the caller asks for them (vector: the ISA variant is not
  * baseline), else the portable code above. */
-#if LLAMA_FMA_CLONES
+#if LLAMA_AVX2_CODE
 #include <immintrin.h>
 #define LLAMA_AVX2 __attribute__((target("avx2,fma,f16c")))
 

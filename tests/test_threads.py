@@ -110,6 +110,7 @@ def test_set_num_threads_is_the_default_of_every_call():
     assert _threads.resolve(None, 1 << 30, 4096) == 2
     assert _threads.resolve(1, 1 << 30, 4096) == 1        # an explicit n_threads wins
     assert _threads.resolve(None, 1024, 4096) == 1        # small work runs serially
+    assert _threads.resolve(None, None, None) == 2        # ... unless the caller sets no threshold
     for bad, err in [(0, ValueError), (-1, ValueError), (True, TypeError), (2.0, TypeError)]:
         with pytest.raises(err):
             qgemv.set_num_threads(bad)
