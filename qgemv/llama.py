@@ -13,7 +13,8 @@ Design:
 3. Every step follows llama.cpp's CPU path (ggml's AVX2 build, f16 KV cache, no flash
    attention) to the bit: RMS norm in its order, RoPE from libm's cosf/sinf with its fused
    multiply-adds, the query rounded to f16 against the f16 cache, and attention and SwiGLU in
-   C (src/llama_ops.h: ggml's vector e^x, its orders of additions).  Greedy tokens are then llama.cpp's
+   C (src/llama_ops.h: ggml's vector e^x, its orders of additions; AVX2 code where the CPU has
+   it, the same bits; attention's heads on the model's threads).  Greedy tokens are then llama.cpp's
    (tests/test_llama_cpp.py); only its tied q8_0 output GEMM sums in another order (~1e-5).
    ``Llama(..., act="f32", kv_dtype="f32")`` turns the roundings off: the forward pass is
    then float32 throughout, which the tests compare against a float64 reference.
