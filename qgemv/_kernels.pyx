@@ -626,7 +626,7 @@ def attention(str isa, const float[:, :, :] q, const float[:, :, :] k, const flo
     cdef bint vector = isa != "baseline"
     cdef float *scratch
     cdef float *mine
-    if (start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or v_cache.shape[2] != d
+    if (start < 0 or start + n > cap or v_cache.shape[1] != cap or k_cache.shape[2] != d or v_cache.shape[2] != d
             or k.shape[0] != n or v.shape[0] != n or k.shape[1] != kv_heads or v.shape[1] != kv_heads
             or k.shape[2] != d or v.shape[2] != d or out.shape[0] != n or out.shape[1] != heads * d
             or kv_heads == 0 or heads % kv_heads):

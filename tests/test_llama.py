@@ -175,8 +175,9 @@ def test_attention_refuses_mismatched_shapes():
     k = v = np.zeros((1, 2, 8), np.float32)
     cache = np.zeros((2, 4, 8), np.float32)
     out = np.empty((1, 32), np.float32)
-    with pytest.raises(ValueError, match="shapes"):
-        _kernels.attention(_dispatch.isa, q, k, v, cache, cache, 4, 1.0, False, True, out)
+    for start in (4, -1):   # past the cache's end, before its start
+        with pytest.raises(ValueError, match="shapes"):
+            _kernels.attention(_dispatch.isa, q, k, v, cache, cache, start, 1.0, False, True, out)
     with pytest.raises(ValueError, match="contiguous"):
         _kernels.attention(_dispatch.isa, np.zeros((1, 4, 16), np.float32)[:, :, ::2], k, v, cache, cache, 0,
                            1.0, False, True, out)
