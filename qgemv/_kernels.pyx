@@ -583,6 +583,8 @@ def cos_sin_f32(const float[::1] angle, float[::1] cos_out, float[::1] sin_out):
     """cos_out[i], sin_out[i] = cosf(angle[i]), sinf(angle[i]): the C library's float functions,
     the ones ggml's rotary-embedding cache calls (numpy's float32 cos and sin differ by an ulp)."""  # IN angle; OUT cos_out, sin_out
     cdef Py_ssize_t i
+    if cos_out.shape[0] != angle.shape[0] or sin_out.shape[0] != angle.shape[0]:
+        raise ValueError("cos_sin_f32: shapes do not agree")
     for i in range(angle.shape[0]):
         cos_out[i] = cosf(angle[i])
         sin_out[i] = sinf(angle[i])
@@ -601,7 +603,10 @@ def swiglu_f32(str isa, const float[:, :] g, const float[:, :] u, float[:, ::1] 
     """out = silu(g) * u row by row, in ggml's arithmetic (src/llama_ops.h; the portable code for
     isa "baseline", else AVX2's where the CPU has it: the same bits); g and u may be column
     slices of a wider array (rows contiguous)."""  # IN g, u; OUT out
-    if g.strides[1] != 4 or u.strides[1] != 4:
+    if (u.shape[0] != g.shape[0] or u.shape[1] != g.shape[1] or out.shape[0] != g.shape[0]
+            or out.shape[1] != g.shape[1]):
+        raise ValueError("swiglu_f32: shapes do not agree")
+    if g.shape[1] and (g.strides[1] != 4 or u.strides[1] != 4):
         raise ValueError("swiglu_f32 needs contiguous rows")
     cdef Py_ssize_t r
     cdef bint vector = isa != "baseline"

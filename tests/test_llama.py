@@ -170,6 +170,19 @@ def test_swiglu_vector_code_gives_the_portable_codes_bits():
     assert outs[0].tobytes() == outs[1].tobytes()
 
 
+def test_swiglu_refuses_mismatched_shapes():
+    g = np.zeros((2, 8), np.float32)
+    for u, out in [(np.zeros((2, 4), np.float32), np.empty((2, 8), np.float32)),
+                   (g, np.empty((1, 8), np.float32))]:
+        with pytest.raises(ValueError, match="shapes"):
+            _kernels.swiglu_f32(_dispatch.isa, g, u, out)
+
+
+def test_cos_sin_refuses_mismatched_shapes():
+    with pytest.raises(ValueError, match="shapes"):
+        _kernels.cos_sin_f32(np.zeros(8, np.float32), np.empty(8, np.float32), np.empty(4, np.float32))
+
+
 def test_attention_refuses_mismatched_shapes():
     q = np.zeros((1, 4, 8), np.float32)
     k = v = np.zeros((1, 2, 8), np.float32)
