@@ -274,7 +274,19 @@ LLAMA_AVX2 static void llama_attend_row_avx2(int64_t len, int64_t d, const float
                                              const float *v, int64_t stride, float scale, int batch_order,
                                              int p_f16, float *p, float *acc, float *out) {
     float max = -INFINITY;
-    for (int64_t s = 0; s < len; s++) {
+    int64_t s = 0;
+    if (batch_order)   /* one chain of 8 lanes a position: 4 positions side by side */
+        for (; s + 4 <= len; s += 4) {
+            __m256 a[4];
+            for (int j = 0; j < 4; j++) a[j] = _mm256_setzero_ps();
+            for (int64_t i = 0; i < d; i += 8)
+                for (int j = 0; j < 4; j++) a[j] = llama_dot_step(a[j], q + i, k + (s + j) * stride + i, d - i);
+            for (int j = 0; j < 4; j++) {
+                p[s + j] = llama_fold8_v(a[j]) * scale;
+                max = p[s + j] > max ? p[s + j] : max;
+            }
+        }
+    for (; s < len; s++) {
         p[s] = llama_dot_f16_v(d, q, k + s * stride, batch_order) * scale;
         max = p[s] > max ? p[s] : max;
     }
