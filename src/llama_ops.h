@@ -99,6 +99,14 @@ LLAMA_ALWAYS_INLINE float llama_dot_f16(int64_t n, const float *a, const float *
     return llama_fold32(s);
 }
 
+/* x rounded to f16 and back (if f16), as stored in llama.cpp's f16 KV cache */
+static inline float llama_round(float x, int f16) {
+    return f16 ? qgemv_fp16_to_fp32(qgemv_fp32_to_fp16(x)) : x;
+}
+static void llama_round_row_impl(int64_t n, const float *x, int f16, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] = llama_round(x[i], f16);
+}
+
 /* One query row of one head: p[0:len] = softmax(scale * (q . k_s)) (rounded to f16 if p_f16),
  * k_s = k + s * stride, then out[0:d] = sum_s p[s] v_s (v_s = v + s * stride).  acc is scratch
  * of 32 * d floats, p of len.  With f16-valued q, k, v and p_f16 this is ggml's arithmetic;
@@ -123,7 +131,7 @@ LLAMA_ALWAYS_INLINE void llama_attend_row_impl(int64_t len, int64_t d, const flo
     }
     const float inv = (float)(1.0 / sum);
     for (int64_t s = 0; s < len; s++)
-        p[s] = p_f16 ? qgemv_fp16_to_fp32(qgemv_fp32_to_fp16(p[s] * inv)) : p[s] * inv;
+        p[s] = llama_round(p[s] * inv, p_f16);
     /* out[i] = sum_s p[s] v_s[i]: lane (s mod 32 or 8) of every i at once, in s order */
     const int lanes = batch_order ? 8 : 32;
     for (int64_t j = 0; j < lanes * d; j++)
@@ -140,11 +148,6 @@ LLAMA_ALWAYS_INLINE void llama_attend_row_impl(int64_t len, int64_t d, const flo
             lane[l] = acc[l * d + i];
         out[i] = batch_order ? llama_fold8(lane) : llama_fold32(lane);
     }
-}
-
-/* x rounded to f16 and back (if f16), as stored in llama.cpp's f16 KV cache */
-static inline float llama_round(float x, int f16) {
-    return f16 ? qgemv_fp16_to_fp32(qgemv_fp32_to_fp16(x)) : x;
 }
 
 /* y = (x * (1 / sqrt(mean(x^2) + eps))) * w, ggml's rms_norm then mul: squares in float added
@@ -248,15 +251,15 @@ LLAMA_AVX2 static inline float llama_dot_f16_v(int64_t n, const float *a, const 
     return llama_fold32_v(s);
 }
 
+/* llama_round of 8 lanes */
+LLAMA_AVX2 static inline __m256 llama_round8(__m256 v, int f16) {
+    return f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v;
+}
 /* y = x rounded to f16 and back (if f16), n values */
 LLAMA_AVX2 static void llama_round_row_avx2(int64_t n, const float *x, int f16, float *y) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
-        _mm256_storeu_ps(y + i, f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v);
-    }
-    for (; i < n; i++)
-        y[i] = llama_round(x[i], f16);
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, llama_round8(_mm256_loadu_ps(x + i), f16));
+    llama_round_row_impl(n - i, x + i, f16, y + i);
 }
 
 LLAMA_AVX2 static void llama_swiglu_avx2(int64_t n, const float *g, const float *u, float *out) {
@@ -305,7 +308,7 @@ LLAMA_AVX2 static void llama_attend_row_avx2(int64_t len, int64_t d, const float
         int64_t s = 0;
         for (; s + 8 <= len; s += 8) {
             const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(p + s), vinv);
-            _mm256_storeu_ps(p + s, p_f16 ? _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)) : x);
+            _mm256_storeu_ps(p + s, llama_round8(x, p_f16));
         }
         for (; s < len; s++)
             p[s] = llama_round(p[s] * inv, p_f16);
@@ -361,9 +364,7 @@ static int llama_cpu_avx2(void) {
 #else
 #define llama_swiglu_avx2 llama_swiglu_impl
 #define llama_attend_row_avx2 llama_attend_row_impl
-static void llama_round_row_avx2(int64_t n, const float *x, int f16, float *y) {
-    for (int64_t i = 0; i < n; i++) y[i] = llama_round(x[i], f16);
-}
+#define llama_round_row_avx2 llama_round_row_impl
 static int llama_cpu_avx2(void) { return 0; }
 #endif
 
@@ -379,7 +380,7 @@ static void llama_round_row(int vector, int64_t n, const float *x, int f16, floa
     if (vector && llama_cpu_avx2())
         llama_round_row_avx2(n, x, f16, y);
     else
-        for (int64_t i = 0; i < n; i++) y[i] = llama_round(x[i], f16);
+        llama_round_row_impl(n, x, f16, y);
 }
 static void llama_attend_row(int vector, int64_t len, int64_t d, const float *q, const float *k, const float *v,
                              int64_t stride, float scale, int batch_order, int p_f16, float *p, float *acc,
