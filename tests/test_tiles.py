@@ -107,12 +107,14 @@ def test_tiles_are_vec_dot_bits(fmt, batch, blocks, isa):
 
 @pytest.mark.parametrize("fmt", [f for f in MATMUL if f.block_size == 1], ids=ids)
 @pytest.mark.parametrize("cols", [37, 96, 293, 600, 1000, 2600])
-@pytest.mark.parametrize("batch", [2, 3, 7, 8, 11, 25, 33])
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 8, 11, 25, 33])
 @pytest.mark.parametrize("rows", [37, 38, 39])
 def test_float_tiles_are_vec_dot_bits_over_long_rows(fmt, cols, batch, rows, isa):
     """The float formats' tiles run blocks of 4 rows x 3 columns (AVX2) over one accumulator's
-    half (whole 64-byte lines: 96 and 1000 leave a 32- and a 40-value scalar tail), then the
-    other's, with 1, 2 or 3 rows and fewer columns left over (src/formats/elements.h); the
+    units (f32, bf16: a half; f16: every other line, 512 values at a time; whole 64-byte lines:
+    96 and 1000 leave a 32- and a 40-value scalar tail), then the other's, with 1, 2 or 3 rows
+    and fewer columns left over, and a single column of f16 both side by side over 2 rows
+    (src/formats/elements.h); the
     AVX-512 variants' copy 16 rows at a time into a panel (the last 5-7 repeating a row) and run
     chains of 128 values (a last short one) in blocks of up to 8 columns, 32 a pass
     (float_panels.h): across blocks, halves, chunks, short blocks and the scalar tail every

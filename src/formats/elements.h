@@ -48,13 +48,13 @@ QGEMV_DEFINE_DEQUANT_ROW_CAST(i64, int64_t)
 #if defined(QGEMV_AVX2) && !defined(QGEMV_AVX512)
 /* The float formats' SIMD dot on AVX2 (the AVX-512 variants' f32, f16 and bf16:
  * src/formats/float_panels.h), over the first nv = n / 64 * 64 values (a scalar tail after):
- * two accumulators of 8 lanes, acc k through the steps of half k of those values, the halves
- * side by side (two read streams kept a row at memory speed on the Zen 3 these kernels were
- * measured on), and the sum hsum(acc0 + acc1).  A step is 16 values, two madds, part(p, 0)
- * then part(p, 1): values p[8 j .. 8 j + 7] for f32 and f16, and for bf16 the even (j = 0) or
- * odd values of p[0..16), which one load widens with a shift or a mask and no shuffle.
- * A tile runs vec_dot's madds in vec_dot's order, accumulator after accumulator (pass k: acc
- * k's half), one accumulator per (row, column) live, in blocks of rows x columns (below). */
+ * two accumulators of 8 lanes, acc h through the steps of unit h of each pair of units (below:
+ * f32 and bf16 the two halves of the values, f16 lines), and the sum hsum(acc0 + acc1).  A step
+ * is 16 values, two madds, part(p, 0) then part(p, 1): values p[8 j .. 8 j + 7] for f32 and
+ * f16, and for bf16 the even (j = 0) or odd values of p[0..16), which one load widens with a
+ * shift or a mask and no shuffle.  A tile runs vec_dot's madds in vec_dot's order: a batch
+ * accumulator after accumulator (pass h: acc h's units), one accumulator per (row, column)
+ * live, in blocks of rows x columns; a single column of f16 both side by side (below). */
 typedef __m256 qgemv_fvec;
 #define qgemv_fvec_zero _mm256_setzero_ps
 #define qgemv_fvec_fmadd _mm256_fmadd_ps
@@ -70,23 +70,35 @@ static inline __m256 qgemv_part_bf16(const uint16_t *p, int j) {
     return _mm256_castsi256_ps(j ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)) : _mm256_slli_epi32(v, 16));
 }
 #define QGEMV_FLOAT_STEP 16   /* values a step: two parts */
+/* The units: f16's are lines (32 values), so a row is one read stream, which a single column
+ * reads two rows at a time (Zen 4, QGEMV_ISA=avx2, builds alternating, 1 thread: 4096 x 4096
+ * 1.08 -> 0.86 ms, 14336 x 4096 out of cache 4.29 -> 3.95, 0.91-0.93x -> 1.00-1.01x ggml; the
+ * halves' 4 rows side by side made 8 streams, 2 rows of halves 4, as slow).  f32's and bf16's
+ * are the halves: on lines their batches ran 3-40% slower (f32 4096 x 4096 batch 32 13.0 ->
+ * 16.8-18 ms, bf16 GCC spilling its sums), and bf16's single column ran 1.02-1.11x ggml there,
+ * 0.87-0.93x here: left. */
+#define QGEMV_FLOAT_LINE_UNITS_f32 0
+#define QGEMV_FLOAT_LINE_UNITS_f16 1
+#define QGEMV_FLOAT_LINE_UNITS_bf16 0
+#define qgemv_float_unit(name, nv) (QGEMV_FLOAT_LINE_UNITS_##name ? (int64_t)32 : (nv) / 2)
 /* one step of values at p into acc: both parts, in order */
 #define QGEMV_FLOAT_STEP_INTO(name, acc, x, y, p)                                          \
     for (int j_ = 0; j_ < 2; j_++)                                                         \
         acc = qgemv_fvec_fmadd(qgemv_part_##name((x) + (p), j_), qgemv_part_##name((y) + (p), j_), acc)
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
-    const int64_t nv_ = n / 64 * 64, half_ = nv_ / 2;                                      \
+    const int64_t nv_ = n / 64 * 64, unit_ = qgemv_float_unit(name, nv_);                  \
     qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
-    for (int64_t k_ = 0; k_ < half_; k_ += QGEMV_FLOAT_STEP) {                             \
-        /* f16 and bf16: the two halves' lines a stream ahead; f32 reads faster on the     \
-         * hardware's prefetch alone */                                                    \
-        if (sizeof(T) < 4 && !(k_ & 31)) {                                                 \
-            QGEMV_PREFETCH_LINE((x) + k_);                                                 \
-            QGEMV_PREFETCH_LINE((x) + half_ + k_);                                         \
+    for (int64_t p_ = 0; p_ < nv_; p_ += 2 * unit_)   /* acc h: unit h of each pair */     \
+        for (int64_t u_ = p_; u_ < p_ + unit_; u_ += QGEMV_FLOAT_STEP) {                   \
+            /* f16 and bf16: both units' lines a stream ahead; f32 reads faster on the     \
+             * hardware's prefetch alone */                                                \
+            if (sizeof(T) < 4 && !((u_ - p_) & 31)) {                                      \
+                QGEMV_PREFETCH_LINE((x) + u_);                                             \
+                QGEMV_PREFETCH_LINE((x) + u_ + unit_);                                     \
+            }                                                                              \
+            QGEMV_FLOAT_STEP_INTO(name, acc0, x, y, u_);                                   \
+            QGEMV_FLOAT_STEP_INTO(name, acc1, x, y, u_ + unit_);                           \
         }                                                                                  \
-        QGEMV_FLOAT_STEP_INTO(name, acc0, x, y, k_);                                       \
-        QGEMV_FLOAT_STEP_INTO(name, acc1, x, y, half_ + k_);                               \
-    }                                                                                      \
     sum = qgemv_fvec_hsum(qgemv_fvec_add(acc0, acc1));                                     \
     i = nv_;
 #endif
@@ -151,8 +163,8 @@ QGEMV_DEFINE_VEC_DOT_HALF(bf16, qgemv_bf16_to_fp32)
 static inline float qgemv_f32_itself(float v) { return v; }
 
 /* ---------------------------------------------------------------- tiles (src/tiles.h)
- * AVX2: a batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs half 0 of
- * the rows, then half 1, with one accumulator per (row, column) in registers: 12 accumulators, 7
+ * AVX2: a batch against a slab of rows, by blocks of 4 rows x 3 columns: a block runs units 0 of
+ * the rows, then units 1, with one accumulator per (row, column) in registers: 12 accumulators, 7
  * loads (f16, bf16: widenings) per 12 fmas, which fills the 16 registers exactly.  That holds
  * only with the prefetches outside the loop that does the work (one per 64-byte line, its own
  * loop level): with a prefetch branch inside it, GCC kept 3 of f16's 12 accumulators on the
@@ -162,8 +174,9 @@ static inline float qgemv_f32_itself(float v) { return v; }
  * their first column block, stay in L1 while they meet every column block; the later blocks
  * share out the next 4 rows among them and prefetch those into L2 a line as they read one, so
  * the memory streams while the cache serves (the first block alone left it idle three quarters
- * of the time at batch 8).  A single column takes the same blocks, 4 rows x 1 column: vec_dot
- * row after row waits on its 2 madds a step into the same accumulator, 4 rows' chains do not;
+ * of the time at batch 8).  A single column takes the same blocks, 4 rows x 1 column (f16: 2
+ * rows, both units side by side, 4 chains; units above): vec_dot row after row waits on its 2
+ * madds a step into the same accumulator, 4 rows' chains do not;
  * f32's rows ask for their lines as vec_dot's streams do, in L2 far ahead and in L1 near, which
  * f16 and bf16 ran slower in cache (Intel Xeon, QMatrix with QGEMV_ISA=avx2, builds alternating,
  * 4096 x 4096 1 thread: f16 1.49-1.60 -> 1.17-1.20 ms (both hints 1.31-1.32), bf16 1.64 ->
@@ -179,6 +192,7 @@ static inline float qgemv_f32_itself(float v) { return v; }
  * vec_dot's bits.  (The AVX-512 variants: src/formats/float_panels.h.) */
 #if defined(QGEMV_AVX2) && !defined(QGEMV_AVX512)
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
+#define QGEMV_FLOAT_SPAN 512     /* values of line units a batch's pass takes before the other's */
 enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1 of 16 registers */
 /* vec_dot_tile_<name>_<name>: weights and activations of element type T (to_f32 widens one) */
 #define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                           \
@@ -186,47 +200,65 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                                                 const T *const y[QGEMV_FLOAT_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
-        const int64_t nv = n / 64 * 64, half = nv / 2;                                     \
-        const int64_t line = 64 / (int64_t)sizeof(T);                                      \
-        const int64_t chunk = line > QGEMV_FLOAT_STEP ? line : QGEMV_FLOAT_STEP;           \
-        qgemv_fvec sums[2][QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];                                \
-        for (int h = 0; h < 2; h++) {   /* pass h: accumulator h's half */                 \
-            qgemv_fvec s[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];                                  \
-            for (int r = 0; r < RB; r++)                                                   \
-                for (int c = 0; c < CB; c++) s[r][c] = qgemv_fvec_zero();                  \
-            for (int64_t i0 = h * half; i0 < (h + 1) * half; i0 += chunk) {                \
-                /* a prefetch per 64 bytes, outside the loop that does the work: a branch \
-                 * in it cost f16's 4 x 3 blocks 3 of their accumulators; the first column \
-                 * block's rows AHEAD values on, the others' share of the next rows */     \
-                for (int64_t l = 0; l < chunk; l += line) {                                \
-                    if (prefetch == 2)   /* f32's single column: both stream hints */      \
-                        for (int r = 0; r < RB; r++) QGEMV_PREFETCH_LINE(x[r] + i0 + l);  \
-                    else if (prefetch)                                                     \
-                        for (int r = 0; r < RB; r++)                                       \
-                            _mm_prefetch((const char *)(x[r] + i0 + l + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
-                    else                                                                   \
-                        for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + i0 + l), _MM_HINT_T1); \
-                }                                                                          \
-                _Pragma("GCC unroll 1")                                                    \
-                for (int64_t i = i0; i < i0 + chunk; i += QGEMV_FLOAT_STEP)                \
-                    for (int j = 0; j < 2; j++) {                                          \
-                        qgemv_fvec av[QGEMV_FLOAT_CB];                                     \
-                        for (int c = 0; c < CB; c++) {                                     \
-                            av[c] = qgemv_part_##name(y[c] + i, j);                        \
-                            QGEMV_IN_REGISTER(av[c]);                                      \
-                        }                                                                  \
-                        for (int r = 0; r < RB; r++) {                                     \
-                            const qgemv_fvec wv = qgemv_part_##name(x[r] + i, j);          \
-                            for (int c = 0; c < CB; c++) s[r][c] = qgemv_fvec_fmadd(wv, av[c], s[r][c]); \
-                        }                                                                  \
+        const int64_t nv = n / 64 * 64, unit = qgemv_float_unit(name, nv);                 \
+        const int64_t line = 64 / (int64_t)sizeof(T), chunk = line;   /* chunk | unit */   \
+        /* a single column runs both accumulators side by side, a batch one after the other */ \
+        const int NP = CB == 1 && QGEMV_FLOAT_LINE_UNITS_##name ? 2 : 1;                   \
+        qgemv_fvec park[2][QGEMV_FLOAT_RB * QGEMV_FLOAT_CB];                               \
+        for (int k = 0; k < NP * RB * CB; k++) park[0][k] = park[1][k] = qgemv_fvec_zero(); \
+        /* a batch's passes over line units take QGEMV_FLOAT_SPAN values at a time, sums   \
+         * parked between, so the second finds the first's lines in L1 (f16 batch 32, 2     \
+         * threads, 10.6-11.0 -> 9.1-10.1 ms; without, 3-9% slower than the halves) */      \
+        const int64_t span = NP == 2 || !QGEMV_FLOAT_LINE_UNITS_##name ? nv : QGEMV_FLOAT_SPAN; \
+        for (int64_t k0 = 0; k0 < nv; k0 += span)                                          \
+        for (int h0 = 0; h0 < 2; h0 += NP) {                                               \
+            /* (h, r, c)'s chain in s[(h RB + r) CB + c]: NP RB CB <= 12 (CB = 1 when NP = 2) */ \
+            qgemv_fvec s[QGEMV_FLOAT_RB * QGEMV_FLOAT_CB];                                 \
+            for (int k = 0; k < NP * RB * CB; k++) s[k] = park[h0][k];                     \
+            for (int64_t p0 = k0; p0 < (nv - k0 < span ? nv : k0 + span); p0 += 2 * unit) \
+                for (int64_t i0 = p0 + h0 * unit; i0 < p0 + (h0 + 1) * unit; i0 += chunk) { \
+                    /* a prefetch per 64 bytes, outside the loop that does the work: a     \
+                     * branch in it cost f16's 4 x 3 blocks 3 of their accumulators; the   \
+                     * first column block's rows AHEAD values on, the others' share of the \
+                     * next rows */                                                        \
+                    for (int h = h0; h < h0 + NP; h++) {                                   \
+                        const int64_t l = i0 + (h - h0) * unit;                            \
+                        if (prefetch == 2)   /* f32's single column: both stream hints */  \
+                            for (int r = 0; r < RB; r++) QGEMV_PREFETCH_LINE(x[r] + l);    \
+                        else if (prefetch)                                                 \
+                            for (int r = 0; r < RB; r++)                                   \
+                                _mm_prefetch((const char *)(x[r] + l + QGEMV_FLOAT_AHEAD), _MM_HINT_T0); \
+                        else                                                               \
+                            for (int k = 0; k < nnext; k++) _mm_prefetch((const char *)(next[k] + l), _MM_HINT_T1); \
                     }                                                                      \
-            }                                                                              \
-            for (int r = 0; r < RB; r++)                                                   \
-                for (int c = 0; c < CB; c++) sums[h][r][c] = s[r][c];                      \
+                    for (int64_t q = 0; q < chunk; q += QGEMV_FLOAT_STEP)                  \
+                        for (int h = 0; h < NP; h++)   /* accumulator h0 + h */            \
+                            for (int j = 0; j < 2; j++) {                                  \
+                                const int64_t i = i0 + h * unit + q;                       \
+                                qgemv_fvec av[QGEMV_FLOAT_CB];                             \
+                                for (int c = 0; c < CB; c++) {                             \
+                                    av[c] = qgemv_part_##name(y[c] + i, j);                \
+                                    QGEMV_IN_REGISTER(av[c]);                              \
+                                }                                                          \
+                                for (int r = 0; r < RB; r++) {                             \
+                                    const qgemv_fvec wv = qgemv_part_##name(x[r] + i, j);  \
+                                    for (int c = 0; c < CB; c++) {                         \
+                                        qgemv_fvec *acc = &s[(h * RB + r) * CB + c];       \
+                                        *acc = qgemv_fvec_fmadd(wv, av[c], *acc);          \
+                                    }                                                      \
+                                }                                                          \
+                            }                                                              \
+                }                                                                          \
+            for (int k = 0; k < NP * RB * CB; k++) park[h0][k] = s[k];                     \
         }                                                                                  \
+        qgemv_fvec tot[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];   /* acc 0 + acc 1 */              \
+        for (int r = 0; r < RB; r++)                                                       \
+            for (int c = 0; c < CB; c++)                                                   \
+                tot[r][c] = NP == 2 ? qgemv_fvec_add(park[0][r], park[0][RB + r])          \
+                                    : qgemv_fvec_add(park[0][r * CB + c], park[1][r * CB + c]); \
         for (int r = 0; r < RB; r++)                                                       \
             for (int c = 0; c < CB; c++) {                                                 \
-                float sum = qgemv_fvec_hsum(qgemv_fvec_add(sums[0][r][c], sums[1][r][c])); \
+                float sum = qgemv_fvec_hsum(tot[r][c]);                                    \
                 for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]); \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
@@ -243,11 +275,13 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
          * alternating, 1 thread: 57344 x 768 out of cache f16 8.1-8.6 -> 5.2 ms, bf16 10.0 ->  \
          * 6.1, f32 12.9 -> 8.7, 2 threads f16 4.8 -> 3.7; 14336 x 4096 f16 6.1 -> 5.5; in cache \
          * 4096 x 4096 f16 1.67 -> 1.33, f32 3.00 -> 2.60) */                                   \
-        const qgemv_walk walk = qgemv_walk_of(nrows, QGEMV_FLOAT_RB, ncols == 1, QGEMV_FLOAT_RB); \
+        /* f16's single column: 2 rows, 2 streams (its units, above) */                    \
+        const int rows = ncols > 1 || !QGEMV_FLOAT_LINE_UNITS_##name ? QGEMV_FLOAT_RB : 2;  \
+        const qgemv_walk walk = qgemv_walk_of(nrows, rows, ncols == 1, QGEMV_FLOAT_RB);   \
         const int64_t rstride = walk.stride;                                               \
         for (int64_t r = 0; r < walk.steps; r += walk.step) {   /* rows r + k rstride */   \
             const int64_t left = qgemv_walk_items(nrows, r, walk);                          \
-            const int RB = left >= QGEMV_FLOAT_RB ? QGEMV_FLOAT_RB : (int)left;              \
+            const int RB = left >= rows ? rows : (int)left;                                \
             const T *x[QGEMV_FLOAT_RB];                                                    \
             for (int k = 0; k < QGEMV_FLOAT_RB; k++)                                       \
                 x[k] = (const T *)((const uint8_t *)w + (r + (k < RB ? k : RB - 1) * rstride) * row_stride); \
