@@ -210,8 +210,8 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
          * parked between, so the second finds the first's lines in L1 (f16 batch 32, 2     \
          * threads, 10.6-11.0 -> 9.1-10.1 ms; without, 3-9% slower than the halves) */      \
         const int64_t span = NP == 2 || !QGEMV_FLOAT_LINE_UNITS_##name ? nv : QGEMV_FLOAT_SPAN; \
-        for (int64_t k0 = 0; k0 < nv; k0 += span)                                          \
-        for (int h0 = 0; h0 < 2; h0 += NP) {                                               \
+        for (int64_t k0 = 0; k0 < nv; k0 += span)   /* a span, then its passes: */         \
+        for (int h0 = 0; h0 < 2; h0 += NP) {        /* accumulators h0 .. h0 + NP - 1 */   \
             /* (h, r, c)'s chain in s[(h RB + r) CB + c]: NP RB CB <= 12 (CB = 1 when NP = 2) */ \
             qgemv_fvec s[QGEMV_FLOAT_RB * QGEMV_FLOAT_CB];                                 \
             for (int k = 0; k < NP * RB * CB; k++) s[k] = park[h0][k];                     \
