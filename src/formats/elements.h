@@ -221,8 +221,8 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                      * branch in it cost f16's 4 x 3 blocks 3 of their accumulators; the   \
                      * first column block's rows AHEAD values on, the others' share of the \
                      * next rows */                                                        \
-                    for (int h = h0; h < h0 + NP; h++) {                                   \
-                        const int64_t l = i0 + (h - h0) * unit;                            \
+                    for (int h = 0; h < NP; h++) {                                         \
+                        const int64_t l = i0 + h * unit;                                   \
                         if (prefetch == 2)   /* f32's single column: both stream hints */  \
                             for (int r = 0; r < RB; r++) QGEMV_PREFETCH_LINE(x[r] + l);    \
                         else if (prefetch)                                                 \
@@ -251,14 +251,10 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                 }                                                                          \
             for (int k = 0; k < NP * RB * CB; k++) park[h0][k] = s[k];                     \
         }                                                                                  \
-        qgemv_fvec tot[QGEMV_FLOAT_RB][QGEMV_FLOAT_CB];   /* acc 0 + acc 1 */              \
         for (int r = 0; r < RB; r++)                                                       \
-            for (int c = 0; c < CB; c++)                                                   \
-                tot[r][c] = NP == 2 ? qgemv_fvec_add(park[0][r], park[0][RB + r])          \
-                                    : qgemv_fvec_add(park[0][r * CB + c], park[1][r * CB + c]); \
-        for (int r = 0; r < RB; r++)                                                       \
-            for (int c = 0; c < CB; c++) {                                                 \
-                float sum = qgemv_fvec_hsum(tot[r][c]);                                    \
+            for (int c = 0; c < CB; c++) {   /* hsum(acc 0 + acc 1) */                     \
+                float sum = qgemv_fvec_hsum(NP == 2 ? qgemv_fvec_add(park[0][r], park[0][RB + r]) \
+                                                    : qgemv_fvec_add(park[0][r * CB + c], park[1][r * CB + c])); \
                 for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]); \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
