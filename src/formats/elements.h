@@ -70,7 +70,7 @@ static inline __m256 qgemv_part_bf16(const uint16_t *p, int j) {
     return _mm256_castsi256_ps(j ? _mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)) : _mm256_slli_epi32(v, 16));
 }
 #define QGEMV_FLOAT_STEP 16   /* values a step: two parts */
-/* The units: f16's are lines (32 values), so a row is one read stream, which a single column
+/* The units: f16's are lines (64 bytes, 32 values), so a row is one read stream, which a single column
  * reads two rows at a time (Zen 4, QGEMV_ISA=avx2, builds alternating, 1 thread: 4096 x 4096
  * 1.08 -> 0.86 ms, 14336 x 4096 out of cache 4.29 -> 3.95, 0.91-0.93x -> 1.00-1.01x ggml; the
  * halves' 4 rows side by side made 8 streams, 2 rows of halves 4, as slow).  f32's and bf16's
@@ -80,13 +80,13 @@ static inline __m256 qgemv_part_bf16(const uint16_t *p, int j) {
 #define QGEMV_FLOAT_LINE_UNITS_f32 0
 #define QGEMV_FLOAT_LINE_UNITS_f16 1
 #define QGEMV_FLOAT_LINE_UNITS_bf16 0
-#define qgemv_float_unit(name, nv) (QGEMV_FLOAT_LINE_UNITS_##name ? (int64_t)32 : (nv) / 2)
+#define qgemv_float_unit(name, T, nv) (QGEMV_FLOAT_LINE_UNITS_##name ? (int64_t)(64 / sizeof(T)) : (nv) / 2)
 /* one step of values at p into acc: both parts, in order */
 #define QGEMV_FLOAT_STEP_INTO(name, acc, x, y, p)                                          \
     for (int j_ = 0; j_ < 2; j_++)                                                         \
         acc = qgemv_fvec_fmadd(qgemv_part_##name((x) + (p), j_), qgemv_part_##name((y) + (p), j_), acc)
 #define QGEMV_DOT_FLOAT_SIMD(T, name, x, y)                                                \
-    const int64_t nv_ = n / 64 * 64, unit_ = qgemv_float_unit(name, nv_);                  \
+    const int64_t nv_ = n / 64 * 64, unit_ = qgemv_float_unit(name, T, nv_);               \
     qgemv_fvec acc0 = qgemv_fvec_zero(), acc1 = qgemv_fvec_zero();                         \
     for (int64_t p_ = 0; p_ < nv_; p_ += 2 * unit_)   /* acc h: unit h of each pair */     \
         for (int64_t u_ = p_; u_ < p_ + unit_; u_ += QGEMV_FLOAT_STEP) {                   \
@@ -200,7 +200,7 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                                                 const T *const y[QGEMV_FLOAT_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
-        const int64_t nv = n / 64 * 64, unit = qgemv_float_unit(name, nv);                 \
+        const int64_t nv = n / 64 * 64, unit = qgemv_float_unit(name, T, nv);              \
         const int64_t line = 64 / (int64_t)sizeof(T), chunk = line;   /* chunk | unit */   \
         /* a single column runs both accumulators side by side, a batch one after the other */ \
         const int NP = CB == 1 && QGEMV_FLOAT_LINE_UNITS_##name ? 2 : 1;                   \
