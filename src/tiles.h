@@ -152,14 +152,16 @@ QGEMV_ALWAYS_INLINE void qgemv_columns_store(__m256 acc, const int CB, float *ou
     case 7: kernel(nb, x, a_, s, 7, o); break;                                              \
     default: kernel(nb, x, a_, s, 8, o); break;
 #define QGEMV_DEFINE_TILE_BY_COLS(name, act, kernel, block_values, cols)                      \
-    QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, QGEMV_TILE_ONE_COLUMN)
-/* the same with the format's own one-column statement (one_column: QGEMV_TILE_ONE_COLUMN's
- * arguments, returning when it handled the call) */
+    QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, QGEMV_TILE_ONE_COLUMN_OF)
+#define QGEMV_TILE_ONE_COLUMN_OF(name, act, n, w, row_stride, nrows, a, ncols, out, out_stride) \
+    QGEMV_TILE_ONE_COLUMN(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride)
+/* the same with the format's own one-column statement (one_column: name, act, then
+ * QGEMV_TILE_ONE_COLUMN's arguments after vec_dot; returning when it handled the call) */
 #define QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, one_column)     \
     static void vec_dot_tile_##name##_##act(int64_t n, const void *restrict w, int64_t row_stride, \
                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
-        one_column(vec_dot_##name##_##act, n, w, row_stride, nrows, a, ncols, out, out_stride); \
+        one_column(name, act, n, w, row_stride, nrows, a, ncols, out, out_stride);           \
         for (int64_t r = 0; r < nrows; r++) {                                               \
             const block_##name *x = (const block_##name *)((const uint8_t *)w + r * row_stride); \
             for (int64_t c0 = 0; c0 < ncols; c0 += (cols)) {                                \
@@ -245,9 +247,11 @@ QGEMV_ALWAYS_INLINE void qgemv_columns_store(__m256 acc, const int CB, float *ou
 /* vec_dot_<name>_<act> as the one-column case of such a row kernel, and its tile: a batch then
  * gives vec_dot's bits by construction */
 #define QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, act, kernel, block_values, cols)        \
+    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL_WITH(name, act, kernel, block_values, cols, QGEMV_TILE_ONE_COLUMN_OF)
+#define QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL_WITH(name, act, kernel, block_values, cols, one_column) \
     static float vec_dot_##name##_##act(int64_t n, const void *restrict w, const void *restrict a) { \
         float o;                                                                            \
         kernel(n / (block_values), (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);  \
         return o;                                                                           \
     }                                                                                       \
-    QGEMV_DEFINE_TILE_BY_COLS(name, act, kernel, block_values, cols)
+    QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, one_column)

@@ -289,33 +289,86 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
     return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
 }
 
-/* q3_K: levels stored as u = q + 4 in [0, 7]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 4 bsum_s) */
-static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    const block_q3_K *x = (const block_q3_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
-        const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(x[ib].scales));
-        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
-        const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].hmask);
-        /* start from minus the offset, 4 sum_s sc_s bsum_s */
-        __m256i sum0 = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                        _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[ib])), 2));
-        __m256i sum1 = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * h));
-            const int8_t *p = y[ib].qs + 128 * h;
-            const __m256i u0 = qgemv_k3_levels(bits, hbits, 4 * h), u1 = qgemv_k3_levels(bits, hbits, 4 * h + 1);
-            const __m256i u2 = qgemv_k3_levels(bits, hbits, 4 * h + 2), u3 = qgemv_k3_levels(bits, hbits, 4 * h + 3);
-            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p, qgemv_k_scale_pair(sc, 4 * h + 0)));
-            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32, qgemv_k_scale_pair(sc, 4 * h + 1)));
-            sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u2, p + 64, qgemv_k_scale_pair(sc, 4 * h + 2)));
-            sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u3, p + 96, qgemv_k_scale_pair(sc, 4 * h + 3)));
+/* The single column of q3_K and q6_K on a CPU whose prefetcher streams alone
+ * (qgemv_prefetch_one_column off: a Zen 4), two rows at a time: each row's super-block as its
+ * vec_dot takes it (lanes(block, y): the exact sums in 8 lanes), both rows' totals at once and one
+ * fma on two lanes, lane r fma(d_y d_r, isum_r, acc_r): the portable vec_dot's bits, where a row
+ * alone pays a horizontal sum per super-block.  The rows are the 2 streams of qgemv_walk_of's
+ * single column (src/tiles.h).  Zen 4, QGEMV_ISA=avx2, 1 thread, builds alternating: 4096 x 4096
+ * q6_K 0.53-0.55 -> 0.50 ms (0.92x -> 0.98-0.99x ggml), q3_K 0.576 -> 0.551 (1.02x -> 1.07x);
+ * 1024 x 4096 q6_K 0.139 -> 0.126, q3_K 0.151 -> 0.142; 4 rows ran 0.59 (4 streams, their sums
+ * on the stack), 4 super-blocks of a row gathered 0.54-0.60.  Out of cache the two streams ran
+ * slower than one row after another (14336 x 4096: q6_K 2.0 -> 2.9 ms, so QMatrix keeps those
+ * rows, qgemv/qmatrix.py), and with the hints on (QGEMV_GEMV_PREFETCH=1, where an Intel Xeon's
+ * tiles take them out of cache) q3_K 2.08 -> 2.38: such CPUs keep vec_dot row after row.  The
+ * walk stays out of its caller's tile (inlined there, q6_K ran 0.52-0.53 ms against 0.50-0.52) */
+#define QGEMV_DEFINE_K_ROWS2(name, lanes)                                                  \
+    QGEMV_ALWAYS_INLINE void rows2_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
+                                          const block_q8_K *y, float *o0, float *o1) {     \
+        __m128 acc = _mm_setzero_ps();                                                     \
+        for (int64_t ib = 0; ib < nb; ib++) {                                              \
+            const __m256i s0 = lanes(&x0[ib], &y[ib]), s1 = lanes(&x1[ib], &y[ib]);        \
+            const __m256i p = _mm256_add_epi32(_mm256_unpacklo_epi32(s0, s1), _mm256_unpackhi_epi32(s0, s1)); \
+            const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)); \
+            const __m128 t = _mm_cvtepi32_ps(_mm_add_epi32(q, _mm_unpackhi_epi64(q, q)));   /* lane r: isum_r */ \
+            const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)x0[ib].d | (uint32_t)x1[ib].d << 16))); \
+            acc = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(y[ib].d), d), t, acc);               \
+        }                                                                                  \
+        *o0 = _mm_cvtss_f32(acc);                                                          \
+        *o1 = _mm_cvtss_f32(_mm_movehdup_ps(acc));                                         \
+    }                                                                                      \
+    QGEMV_NEVER_INLINE void gemv_rows2_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+                                  const void *restrict a, float *restrict out, int64_t out_stride) { \
+        const qgemv_walk walk = qgemv_walk_of(nrows, 2, 1, 2);                             \
+        for (int64_t r = 0; r < walk.steps; r += walk.step) {                              \
+            const block_##name *x0 = (const block_##name *)((const uint8_t *)w + r * row_stride); \
+            const int two = qgemv_walk_items(nrows, r, walk) == 2;   /* else the last row twice */ \
+            float o1;                                                                      \
+            rows2_##name(n / QK_K, x0, two ? (const block_##name *)((const uint8_t *)w + (r + walk.stride) * row_stride) : x0, \
+                         (const block_q8_K *)a, out + r * out_stride, two ? out + (r + walk.stride) * out_stride : &o1); \
+        }                                                                                  \
+    }
+/* QGEMV_DEFINE_TILE_BY_COLS_WITH's one-column statement for them */
+#define QGEMV_K_ROWS2_ONE_COLUMN(name, act, n, w, row_stride, nrows, a, ncols, out, out_stride) \
+    if ((ncols) == 1 && !qgemv_prefetch_one_column) {                                      \
+        gemv_rows2_##name((n), (w), (row_stride), (nrows), (a), (out), (out_stride));       \
+        return;                                                                            \
+    }                                                                                      \
+    QGEMV_TILE_ONE_COLUMN_OF(name, act, n, w, row_stride, nrows, a, ncols, out, out_stride)
+
+/* q3_K: levels stored as u = q + 4 in [0, 7]; sum_s sc_s sum q p = sum_s sc_s (sum u p - 4 bsum_s),
+ * a super-block's exact sums in 8 lanes, two chains each kept in its register as it goes */
+QGEMV_ALWAYS_INLINE __m256i k3_lanes(const block_q3_K *b, const block_q8_K *y) {
+    const __m256i sc16 = _mm256_cvtepi8_epi16(qgemv_k3_scales(b->scales));
+    const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+    const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->hmask);
+    /* start from minus the offset, 4 sum_s sc_s bsum_s */
+    __m256i sum0 = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(y)), 2));
+    __m256i sum1 = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+        const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+        for (int m = 0; m < 4; m++) {
+            const int k = 4 * h + m;
+            const __m256i d = qgemv_k_dot_scaled(qgemv_k3_levels(bits, hbits, k), y->qs + 32 * k, qgemv_k_scale_pair(sc, k));
+            if (m % 2 == 0) sum0 = _mm256_add_epi32(sum0, d);
+            else sum1 = _mm256_add_epi32(sum1, d);
+            QGEMV_IN_REGISTER(sum0);
+            QGEMV_IN_REGISTER(sum1);
         }
-        acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), _mm256_add_epi32(sum0, sum1), acc);
+    }
+    return _mm256_add_epi32(sum0, sum1);
+}
+QGEMV_ALWAYS_INLINE float k3_row(int64_t nb, const block_q3_K *x, const block_q8_K *y, const int hints) {
+    float acc = 0.0f;
+    for (int64_t ib = 0; ib < nb; ib++) {
+        if (hints) QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
+        acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), k3_lanes(&x[ib], &y[ib]), acc);
     }
     return acc;
+}
+static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
+    return qgemv_prefetch_one_column ? k3_row(n / QK_K, (const block_q3_K *)w, (const block_q8_K *)a, 1)
+                                     : k3_row(n / QK_K, (const block_q3_K *)w, (const block_q8_K *)a, 0);
 }
 
 /* q3_K's batch tile: one row against CB <= 8 columns, a super-block's 256 levels and 16 scales
@@ -357,7 +410,8 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
     }
     for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
-QGEMV_DEFINE_TILE_BY_COLS(q3_K, q8_K, tile_k3, QK_K, 8)
+QGEMV_DEFINE_K_ROWS2(q3_K, k3_lanes)
+QGEMV_DEFINE_TILE_BY_COLS_WITH(q3_K, q8_K, tile_k3, QK_K, 8, QGEMV_K_ROWS2_ONE_COLUMN)
 
 /* scale_min_k4 in SIMD: the 8 scales and 8 mins of q4_K / q5_K as the bytes
  * [sc0..3, mn0..3, sc4..7, mn4..7] (the 16-byte load reads 4 bytes of qs too: ignored) */
@@ -551,15 +605,43 @@ QGEMV_ALWAYS_INLINE void qgemv_k6_levels(const block_q6_K *b, int h, __m256i u[4
     u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
 }
 
-/* q6_K (levels stored as u = q + 32 in [0, 63], the offset taken out through the bsums) against
- * up to 8 columns: levels and scale vectors decoded once, each column in its own lanes (two
- * chains for one or two columns, one past), its integer sum added up exactly per super-block
- * for the portable vec_dot's one fma.  4 columns a pass with two chains each decoded a batch
- * of 8 twice: Zen 4, QGEMV_ISA=avx2, 4096 x 4096, 2 threads, batch 8 1.31 -> 1.13 ms, batch 32
- * 5.67 -> 4.76; one column the same code */
+/* q6_K's super-block ib (levels stored as u = q + 32 in [0, 63], the offset taken out through the
+ * bsums) against CB <= 8 columns: levels and scale vectors decoded once, lanes[j] column j's exact
+ * integer sum in 8 lanes (two chains for one or two columns, one past; each chain kept in its
+ * register as it goes, which GCC otherwise re-associated through the stack beside a second row).
+ * 4 columns a pass with two chains each decoded a batch of 8 twice: Zen 4, QGEMV_ISA=avx2,
+ * 4096 x 4096, 2 threads, batch 8 1.31 -> 1.13 ms, batch 32 5.67 -> 4.76 */
+QGEMV_ALWAYS_INLINE void k6_superblock(const block_q6_K *b, const block_q8_K *const *y, int64_t ib, const int CB,
+                                       __m256i *lanes) {
+    const int two = CB <= 2;
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales));
+    const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
+    __m256i sum0[8], sum1[8];
+    for (int j = 0; j < CB; j++) {
+        sum0[j] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                   _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[j][ib])), 5));
+        sum1[j] = _mm256_setzero_si256();
+    }
+    for (int h = 0; h < 2; h++) {
+        __m256i u[4];
+        qgemv_k6_levels(b, h, u);
+        for (int k = 0; k < 4; k++) {
+            const __m256i s = qgemv_k_scale_pair(sc, 4 * h + k);
+            for (int j = 0; j < CB; j++) {
+                const int8_t *p = y[j][ib].qs + 128 * h + 32 * k;
+                if (k % 2 == 0 || !two) sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u[k], p, s));
+                else sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u[k], p, s));
+                QGEMV_IN_REGISTER(sum0[j]);
+                QGEMV_IN_REGISTER(sum1[j]);
+            }
+        }
+    }
+    for (int j = 0; j < CB; j++) lanes[j] = two ? _mm256_add_epi32(sum0[j], sum1[j]) : sum0[j];
+}
+/* q6_K against up to 8 columns, each column's sums added up exactly per super-block for the
+ * portable vec_dot's one fma */
 QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t *a, int64_t act_stride,
                                  const int CB, float *out) {
-    const int two = CB <= 2;
     const block_q8_K *y[8];
     float acc[8];
     for (int j = 0; j < CB; j++) {
@@ -568,35 +650,20 @@ QGEMV_ALWAYS_INLINE void tile_k6(int64_t nb, const block_q6_K *x, const uint8_t 
     }
     for (int64_t ib = 0; ib < nb; ib++) {
         QGEMV_PREFETCH_COLS_STREAM(&x[ib], sizeof(x[0]), CB);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[ib].scales));
-        const qgemv_k_scales16 sc = qgemv_k_scales16_from(sc16);
-        __m256i sum0[8], sum1[8];
-        for (int j = 0; j < CB; j++) {
-            sum0[j] = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                       _mm256_slli_epi32(_mm256_madd_epi16(sc16, qgemv_k_bsums(&y[j][ib])), 5));
-            sum1[j] = _mm256_setzero_si256();
-        }
-        for (int h = 0; h < 2; h++) {
-            __m256i u[4];
-            qgemv_k6_levels(&x[ib], h, u);
-            for (int k = 0; k < 4; k++) {
-                const __m256i s = qgemv_k_scale_pair(sc, 4 * h + k);
-                for (int j = 0; j < CB; j++) {
-                    const int8_t *p = y[j][ib].qs + 128 * h + 32 * k;
-                    if (k % 2 == 0 || !two) sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u[k], p, s));
-                    else sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u[k], p, s));
-                }
-            }
-        }
-        const float d = qgemv_k_half(x[ib].d);
         __m256i lanes[8];
-        for (int j = 0; j < CB; j++) lanes[j] = two ? _mm256_add_epi32(sum0[j], sum1[j]) : sum0[j];
-        qgemv_k_fold_columns(lanes, CB, y, ib, d, acc);
+        k6_superblock(&x[ib], y, ib, CB, lanes);
+        qgemv_k_fold_columns(lanes, CB, y, ib, qgemv_k_half(x[ib].d), acc);
     }
     for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
-/* vec_dot is the one-column case (the portable vec_dot's bits) */
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(q6_K, q8_K, tile_k6, QK_K, 8)
+QGEMV_ALWAYS_INLINE __m256i k6_lanes(const block_q6_K *b, const block_q8_K *y) {
+    __m256i lanes;
+    k6_superblock(b, &y, 0, 1, &lanes);
+    return lanes;
+}
+QGEMV_DEFINE_K_ROWS2(q6_K, k6_lanes)
+/* vec_dot is the one-column case (the portable vec_dot's bits); a single column two rows at a time */
+QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL_WITH(q6_K, q8_K, tile_k6, QK_K, 8, QGEMV_K_ROWS2_ONE_COLUMN)
 
 /* dequantize q2_K, q3_K, q6_K from the products' level vectors, 32 values at a time: x = dl q
  * (- ml), dl = d sc_s and ml = dmin m_s as the portable loops form them (ggml's roundings), where
