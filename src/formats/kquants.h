@@ -294,14 +294,15 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
  * vec_dot takes it (lanes(block, y): the exact sums in 8 lanes), both rows' totals at once and one
  * fma on two lanes, lane r fma(d_y d_r, isum_r, acc_r): the portable vec_dot's bits, where a row
  * alone pays a horizontal sum per super-block.  The rows are the 2 streams of qgemv_walk_of's
- * single column (src/tiles.h).  Zen 4, QGEMV_ISA=avx2, 1 thread, builds alternating: 4096 x 4096
- * q6_K 0.53-0.55 -> 0.50 ms (0.92x -> 0.98-0.99x ggml), q3_K 0.576 -> 0.551 (1.02x -> 1.07x);
- * 1024 x 4096 q6_K 0.139 -> 0.126, q3_K 0.151 -> 0.142; 4 rows ran 0.59 (4 streams, their sums
- * on the stack), 4 super-blocks of a row gathered 0.54-0.60.  Out of cache the two streams ran
- * slower than one row after another (14336 x 4096: q6_K 2.0 -> 2.9 ms, so QMatrix keeps those
- * rows, qgemv/qmatrix.py), and with the hints on (QGEMV_GEMV_PREFETCH=1, where an Intel Xeon's
- * tiles take them out of cache) q3_K 2.08 -> 2.38: such CPUs keep vec_dot row after row.  The
- * walk stays out of its caller's tile (inlined there, q6_K ran 0.52-0.53 ms against 0.50-0.52) */
+ * single column (src/tiles.h).  Zen 4, QGEMV_ISA=avx2, 4096 x 4096, medians of 6-8 processes
+ * a build, builds alternating: q6_K 1 / 2 threads 0.552 -> 0.534 / 0.288 -> 0.262 ms (ggml's
+ * 0.49 / 0.25), q3_K 1 thread 0.599 -> 0.561 (ggml's 0.59); 1024 x 4096 q6_K 0.139 -> 0.126,
+ * q3_K 0.151 -> 0.142; 4 rows ran 0.59 (4 streams, their sums on the stack), 4 super-blocks of
+ * a row gathered 0.54-0.60.  Out of cache the two streams ran slower than one row after another
+ * (14336 x 4096: q6_K 2.0 -> 2.9 ms, so QMatrix keeps those rows, qgemv/qmatrix.py), and with the
+ * hints on (QGEMV_GEMV_PREFETCH=1, where an Intel Xeon's tiles take them out of cache) q3_K 2.08
+ * -> 2.38: such CPUs keep vec_dot row after row.  The walk stays out of its caller's tile
+ * (inlined there, q6_K ran 0.52-0.53 ms against 0.50-0.52: within this host's noise) */
 #define QGEMV_DEFINE_K_ROWS2(name, lanes)                                                  \
     QGEMV_ALWAYS_INLINE void rows2_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
                                           const block_q8_K *y, float *o0, float *o1) {     \
