@@ -616,13 +616,14 @@ def test_qmatrix_repacks_once_and_keeps_its_bytes(fmt, act):
 
 @pytest.mark.parametrize("fmt", [f for f in INTERLEAVED if f.interleave == 16 and f.kind == "quant"], ids=ids)
 @pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
-def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign):
+@pytest.mark.parametrize("batch", [1, 5])
+def test_sixteen_row_panels_at_their_largest_levels_and_scales(fmt, sign, batch):
     """The panels of the K-quants, iq4_xs, tq2_0 (superblocks_x16.h; AVX2 adds maddubs pairs in
-    int16) and q8_0 (q8_0_x16.h) sum 16 rows' integers in lanes: every level, scale and minimum at its
-    largest, against activations all of one sign (the largest int16 sums) or alternating (sign
-    0), give vec_dot's bits, and every ISA variant the same ones (exact integers, then the same
-    fmas)."""
-    rows, cols, batch = 40, 3 * 256, 5
+    int16, its single column of tq2_0 a field in place, 4 t) and q8_0 (q8_0_x16.h) sum 16 rows'
+    integers in lanes: every level, scale and minimum at its largest, against activations all of
+    one sign (the largest int16 sums) or alternating (sign 0), give vec_dot's bits, and every
+    ISA variant the same ones (exact integers, then the same fmas); a single column and a batch."""
+    rows, cols = 40, 3 * 256
     blocks = np.full((rows, cols // fmt.block_size, fmt.type_size), 0xFF, np.uint8)
     if fmt.name == "q8_0":   # levels -128 and 127 in turn (u = q + 128 at 0 and 255); finite d
         blocks[:, :, 0:2] = np.array([1e-3], np.float16).view(np.uint8)

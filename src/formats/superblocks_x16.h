@@ -1003,11 +1003,15 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
  * spilled 3 of 4 columns' inside the loop).  Zen 4, QGEMV_ISA=avx2, builds alternating, 4096 x
  * 4096, 2 threads, row tiles -> panels: batch 8 0.91-0.99 -> 0.58 ms, batch 32 3.5-3.9 -> 2.3;
  * a single column 0.237 -> 0.245 in cache (1 thread), 0.92 -> 0.71 on short rows (57344 x 768,
- * out of cache), even on long ones */
+ * out of cache), even on long ones.  A single column takes field 1 where it lies (one and, no
+ * shift: 4 t, its own int16 sums, brought back by an exact shift; 8 12 2 128 < 2^15): builds
+ * alternating, 1 thread, 4096 x 4096 0.247 -> 0.230 ms (0.95x -> 1.02x ggml), 57344 x 768
+ * 0.93-1.02 -> 0.67 (0.80x -> 1.13x), 2 threads out of cache 0.55-0.58 -> 0.37-0.39; a batch so
+ * ran 6% slower (batch 8 1.09 -> 1.16 ms), so its fields keep the shifts */
 #define QGEMV_X16_COLS_TQ2_0 4
 QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, const uint8_t *a, int64_t act_stride,
                                         const int CB, const int hints, float *out, int64_t out_stride) {
-    const __m256i low2 = _mm256_set1_epi8(3), ones = _mm256_set1_epi16(1);
+    const __m256i low2 = _mm256_set1_epi8(3), field1 = _mm256_set1_epi8(0x0c), ones = _mm256_set1_epi16(1);
     const block_q8_K *y[QGEMV_X16_COLS_TQ2_0];
     __m256 acc[2][QGEMV_X16_COLS_TQ2_0][4], res[2][QGEMV_X16_COLS_TQ2_0];
     int32_t tot[QGEMV_X16_COLS_TQ2_0];
@@ -1024,22 +1028,28 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
         for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
             int32_t sums[2][QGEMV_X16_COLS_TQ2_0][8];   /* in memory: the 16 registers hold t */
             for (int h = 0; h < 2; h++) {   /* values 128 h .. 128 h + 127 */
-                __m256i t[QGEMV_X16_COLS_TQ2_0];
-                for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
+                __m256i t[QGEMV_X16_COLS_TQ2_0], t4[QGEMV_X16_COLS_TQ2_0];   /* t4: field 1 in place, 4 t */
+                for (int j = 0; j < CB; j++) t[j] = t4[j] = _mm256_setzero_si256();
                 for (int k = 0; k < 8; k++) {
                     const int g = 8 * h + k;
                     if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                     const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                     for (int f = 0; f < 4; f++) {
-                        const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
+                        const __m256i u = f == 1 && CB == 1 ? _mm256_and_si256(v, field1)
+                                                 : _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                         for (int j = 0; j < CB; j++) {
                             const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * k;
-                            t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
+                            const __m256i p = _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x)));
+                            if (f == 1 && CB == 1) t4[j] = _mm256_add_epi16(t4[j], p);
+                            else t[j] = _mm256_add_epi16(t[j], p);
                             QGEMV_IN_REGISTER(t[j]);
+                            QGEMV_IN_REGISTER(t4[j]);
                         }
                     }
                 }
-                for (int j = 0; j < CB; j++) _mm256_storeu_si256((__m256i *)sums[h][j], _mm256_madd_epi16(t[j], ones));
+                for (int j = 0; j < CB; j++)
+                    _mm256_storeu_si256((__m256i *)sums[h][j],
+                                        _mm256_madd_epi16(_mm256_add_epi16(t[j], _mm256_srai_epi16(t4[j], 2)), ones));
             }
             __m256i isum[QGEMV_X16_COLS_TQ2_0];
             for (int j = 0; j < CB; j++)
