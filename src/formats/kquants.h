@@ -633,7 +633,7 @@ QGEMV_ALWAYS_INLINE void k6_superblock(const block_q6_K *b, const block_q8_K *co
                 if (k % 2 == 0 || !two) sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u[k], p, s));
                 else sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u[k], p, s));
                 QGEMV_IN_REGISTER(sum0[j]);
-                QGEMV_IN_REGISTER(sum1[j]);
+                if (two) QGEMV_IN_REGISTER(sum1[j]);
             }
         }
     }
