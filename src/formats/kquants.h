@@ -303,8 +303,9 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
  * hints on (QGEMV_GEMV_PREFETCH=1, where an Intel Xeon's tiles take them out of cache) q3_K 2.08
  * -> 2.38: such CPUs keep vec_dot row after row.  The walk stays out of its caller's tile
  * (inlined there, q6_K ran 0.52-0.53 ms against 0.50-0.52: within this host's noise); the
- * accumulator stays in its register (GCC had kept it on the stack, a store an iteration: q6_K,
- * 8 processes a build, 0.558 -> 0.540 ms against the base build, where it ran 0.538 before) */
+ * accumulator stays in its register (GCC had kept it on the stack, a store an iteration): q6_K
+ * against the one-row build, 8 processes each, 0.558 -> 0.540 ms, where the stack's version ran
+ * 0.547 -> 0.538 */
 #define QGEMV_DEFINE_K_ROWS2(name, lanes)                                                  \
     QGEMV_ALWAYS_INLINE void rows2_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
                                           const block_q8_K *y, float *o0, float *o1) {     \
