@@ -80,6 +80,15 @@ static inline int64_t qgemv_walk_items(int64_t n, int64_t s, qgemv_walk w) { ret
         tile(n, panels, panel_stride / 8, 8 * npanels, a, act_stride, ncols, out, out_stride); \
     }
 
+/* vec_dot_<name>_<act> by vec_dot_row_<name>_<act>(n, w, a, hints) with its prefetch hints or
+ * without, as the CPU asks (qgemv_prefetch_one_column, include/qgemv/simd.h), chosen once a row:
+ * hints (a constant per instantiation) tests nothing in the loop, and a CPU that takes none
+ * issues none (the macros aim them at the line being loaded there) */
+#define QGEMV_VEC_DOT_BY_HINTS(name, act)                                                  \
+    static float vec_dot_##name##_##act(int64_t n, const void *restrict w, const void *restrict a) { \
+        return qgemv_prefetch_one_column ? vec_dot_row_##name##_##act(n, w, a, 1) : vec_dot_row_##name##_##act(n, w, a, 0); \
+    }
+
 /* in a tile: a single column (ncols == 1) goes row after row by vec_dot, and the tile returns:
  * each thread one read stream, which a family's multi-row passes do not beat for most formats
  * (benches/RESULTS.md) */

@@ -363,18 +363,18 @@ QGEMV_ALWAYS_INLINE __m256i k3_lanes(const block_q3_K *b, const block_q8_K *y) {
     }
     return _mm256_add_epi32(sum0, sum1);
 }
-QGEMV_ALWAYS_INLINE float k3_row(int64_t nb, const block_q3_K *x, const block_q8_K *y, const int hints) {
+QGEMV_ALWAYS_INLINE float vec_dot_row_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a,
+                                                const int hints) {
+    const block_q3_K *x = (const block_q3_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
     float acc = 0.0f;
-    for (int64_t ib = 0; ib < nb; ib++) {
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
         if (hints) QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
         acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), k3_lanes(&x[ib], &y[ib]), acc);
     }
     return acc;
 }
-static float vec_dot_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a) {
-    return qgemv_prefetch_one_column ? k3_row(n / QK_K, (const block_q3_K *)w, (const block_q8_K *)a, 1)
-                                     : k3_row(n / QK_K, (const block_q3_K *)w, (const block_q8_K *)a, 0);
-}
+QGEMV_VEC_DOT_BY_HINTS(q3_K, q8_K)
 
 /* q3_K's batch tile: one row against CB <= 8 columns, a super-block's 256 levels and 16 scales
  * decoded once for all of them; per column the lanes' integer sums are exact and its float work

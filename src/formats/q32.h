@@ -197,15 +197,10 @@ TILE_32_F16_SCALES4(q5_1, m, tile_mins4)
  * order: per block 8 int32 lanes (lane i: values 4i .. 4i + 3) -> float, fma'd into one 8-lane
  * accumulator in block order (q5_0, q8_0), then hsum_float_8 */
 #if defined(QGEMV_AVX2)
-/* vec_dot_<name>_<act> by vec_dot_row_<name>_<act> with its prefetch hints or without, as the CPU
- * asks (qgemv_prefetch_one_column, once a row): a Zen 4 issued 2 idle hints a block, 8 of q8_0's
- * 75 instructions for 4 blocks.  Zen 4, QGEMV_ISA=avx2, q8_0 one row after another (QMatrix's
- * path past STREAMING_BYTES), 5 processes a build: 4096 x 4096 0.649 -> 0.635 ms, 57344 x 768
- * out of cache 2.19 -> 2.09 */
-#define QGEMV_VEC_DOT_BY_HINTS(name, act)                                                  \
-    static float vec_dot_##name##_##act(int64_t n, const void *restrict w, const void *restrict a) { \
-        return qgemv_prefetch_one_column ? vec_dot_row_##name##_##act(n, w, a, 1) : vec_dot_row_##name##_##act(n, w, a, 0); \
-    }
+/* vec_dot by its row with the hints chosen once (QGEMV_VEC_DOT_BY_HINTS, src/tiles.h): a Zen 4
+ * issued 2 idle hints a block, 8 of q8_0's 75 instructions for 4 blocks.  Zen 4,
+ * QGEMV_ISA=avx2, q8_0 one row after another (QMatrix's path past STREAMING_BYTES), 5 processes
+ * a build: 4096 x 4096 0.649 -> 0.635 ms, 57344 x 768 out of cache 2.19 -> 2.09 */
 /* The product d_x d_y of each block is formed 4 blocks at a time (one F16C conversion per
  * side), the same float as one at a time */
 #define QGEMV_DEFINE_VEC_DOT_32_Q8_0(name)                                                 \
