@@ -256,11 +256,9 @@ QGEMV_ALWAYS_INLINE void qgemv_columns_store(__m256 acc, const int CB, float *ou
 /* vec_dot_<name>_<act> as the one-column case of such a row kernel, and its tile: a batch then
  * gives vec_dot's bits by construction */
 #define QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, act, kernel, block_values, cols)        \
-    QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL_WITH(name, act, kernel, block_values, cols, QGEMV_TILE_ONE_COLUMN_OF)
-#define QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL_WITH(name, act, kernel, block_values, cols, one_column) \
     static float vec_dot_##name##_##act(int64_t n, const void *restrict w, const void *restrict a) { \
         float o;                                                                            \
         kernel(n / (block_values), (const block_##name *)w, (const uint8_t *)a, 0, 1, &o);  \
         return o;                                                                           \
     }                                                                                       \
-    QGEMV_DEFINE_TILE_BY_COLS_WITH(name, act, kernel, block_values, cols, one_column)
+    QGEMV_DEFINE_TILE_BY_COLS(name, act, kernel, block_values, cols)

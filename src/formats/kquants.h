@@ -666,9 +666,22 @@ QGEMV_ALWAYS_INLINE __m256i k6_lanes(const block_q6_K *b, const block_q8_K *y) {
     k6_superblock(b, &y, 0, 1, &lanes);
     return lanes;
 }
+/* vec_dot: tile_k6's one column (the portable vec_dot's bits), its hints chosen once */
+QGEMV_ALWAYS_INLINE float vec_dot_row_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a,
+                                                const int hints) {
+    const block_q6_K *x = (const block_q6_K *)w;
+    const block_q8_K *y = (const block_q8_K *)a;
+    float acc = 0.0f;
+    for (int64_t ib = 0; ib < n / QK_K; ib++) {
+        if (hints) QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
+        acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), k6_lanes(&x[ib], &y[ib]), acc);
+    }
+    return acc;
+}
+QGEMV_VEC_DOT_BY_HINTS(q6_K, q8_K)
 QGEMV_DEFINE_K_ROWS2(q6_K, k6_lanes)
-/* vec_dot is the one-column case (the portable vec_dot's bits); a single column two rows at a time */
-QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL_WITH(q6_K, q8_K, tile_k6, QK_K, 8, QGEMV_K_ROWS2_ONE_COLUMN)
+/* a single column two rows at a time */
+QGEMV_DEFINE_TILE_BY_COLS_WITH(q6_K, q8_K, tile_k6, QK_K, 8, QGEMV_K_ROWS2_ONE_COLUMN)
 
 /* dequantize q2_K, q3_K, q6_K from the products' level vectors, 32 values at a time: x = dl q
  * (- ml), dl = d sc_s and ml = dmin m_s as the portable loops form them (ggml's roundings), where
