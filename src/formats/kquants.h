@@ -289,11 +289,13 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
     return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
 }
 
-/* The single column of q3_K and q6_K on a CPU whose prefetcher streams alone
- * (qgemv_prefetch_one_column off: a Zen 4), two rows at a time: each row's super-block as its
- * vec_dot takes it (lanes(block, y): the exact sums in 8 lanes), both rows' totals at once and one
- * fma on two lanes, lane r fma(d_y d_r, isum_r, acc_r): the portable vec_dot's bits, where a row
- * alone pays a horizontal sum per super-block.  The rows are the 2 streams of qgemv_walk_of's
+/* q3_K's and q6_K's row products from lanes(block, y), a super-block's exact sums in 8 lanes:
+ * vec_dot_<name>_q8_K (per super-block the horizontal total and the portable vec_dot's fma; its
+ * hints chosen once a row, QGEMV_VEC_DOT_BY_HINTS) and, on a CPU whose prefetcher streams alone
+ * (qgemv_prefetch_one_column off: a Zen 4), the single column two rows at a time: each row's
+ * super-block as vec_dot takes it, both rows' totals at once and one fma on two lanes, lane r
+ * fma(d_y d_r, isum_r, acc_r): the portable vec_dot's bits, where a row alone pays a horizontal
+ * sum per super-block.  The rows are the 2 streams of qgemv_walk_of's
  * single column (src/tiles.h).  Zen 4, QGEMV_ISA=avx2, 4096 x 4096, medians of 6-8 processes
  * a build, builds alternating: q6_K 1 / 2 threads 0.552 -> 0.534 / 0.288 -> 0.262 ms (ggml's
  * 0.49 / 0.25), q3_K 1 thread 0.599 -> 0.561 (ggml's 0.59); 1024 x 4096 q6_K 0.139 -> 0.126,
@@ -306,7 +308,20 @@ static inline __m128i qgemv_k3_scales(const uint8_t packed[12]) {
  * accumulator stays in its register (GCC had kept it on the stack, a store an iteration): q6_K
  * against the one-row build, 8 processes each, 0.558 -> 0.540 ms, where the stack's version ran
  * 0.547 -> 0.538 */
-#define QGEMV_DEFINE_K_ROWS2(name, lanes)                                                  \
+#define QGEMV_DEFINE_K_ROW_PRODUCTS(name, lanes)                                           \
+    /* vec_dot: a row's super-blocks in turn, one fma each; its hints chosen once */       \
+    QGEMV_ALWAYS_INLINE float vec_dot_row_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a, \
+                                                        const int hints) {                 \
+        const block_##name *x = (const block_##name *)w;                                   \
+        const block_q8_K *y = (const block_q8_K *)a;                                       \
+        float acc = 0.0f;                                                                  \
+        for (int64_t ib = 0; ib < n / QK_K; ib++) {                                        \
+            if (hints) QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));                        \
+            acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), lanes(&x[ib], &y[ib]), acc); \
+        }                                                                                  \
+        return acc;                                                                        \
+    }                                                                                      \
+    QGEMV_VEC_DOT_BY_HINTS(name, q8_K)                                                     \
     QGEMV_ALWAYS_INLINE void rows2_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
                                           const block_q8_K *y, float *o0, float *o1) {     \
         __m128 acc = _mm_setzero_ps();                                                     \
@@ -363,18 +378,6 @@ QGEMV_ALWAYS_INLINE __m256i k3_lanes(const block_q3_K *b, const block_q8_K *y) {
     }
     return _mm256_add_epi32(sum0, sum1);
 }
-QGEMV_ALWAYS_INLINE float vec_dot_row_q3_K_q8_K(int64_t n, const void *restrict w, const void *restrict a,
-                                                const int hints) {
-    const block_q3_K *x = (const block_q3_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        if (hints) QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
-        acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), k3_lanes(&x[ib], &y[ib]), acc);
-    }
-    return acc;
-}
-QGEMV_VEC_DOT_BY_HINTS(q3_K, q8_K)
 
 /* q3_K's batch tile: one row against CB <= 8 columns, a super-block's 256 levels and 16 scales
  * decoded once for all of them; per column the lanes' integer sums are exact and its float work
@@ -415,7 +418,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
     }
     for (int j = 0; j < CB; j++) out[j] = acc[j];
 }
-QGEMV_DEFINE_K_ROWS2(q3_K, k3_lanes)
+QGEMV_DEFINE_K_ROW_PRODUCTS(q3_K, k3_lanes)
 QGEMV_DEFINE_TILE_BY_COLS_WITH(q3_K, q8_K, tile_k3, QK_K, 8, QGEMV_K_ROWS2_ONE_COLUMN)
 
 /* scale_min_k4 in SIMD: the 8 scales and 8 mins of q4_K / q5_K as the bytes
@@ -666,20 +669,7 @@ QGEMV_ALWAYS_INLINE __m256i k6_lanes(const block_q6_K *b, const block_q8_K *y) {
     k6_superblock(b, &y, 0, 1, &lanes);
     return lanes;
 }
-/* vec_dot: tile_k6's one column (the portable vec_dot's bits), its hints chosen once */
-QGEMV_ALWAYS_INLINE float vec_dot_row_q6_K_q8_K(int64_t n, const void *restrict w, const void *restrict a,
-                                                const int hints) {
-    const block_q6_K *x = (const block_q6_K *)w;
-    const block_q8_K *y = (const block_q8_K *)a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / QK_K; ib++) {
-        if (hints) QGEMV_PREFETCH_STREAM(&x[ib], sizeof(x[0]));
-        acc = qgemv_fma_total_i32x8(y[ib].d * qgemv_k_half(x[ib].d), k6_lanes(&x[ib], &y[ib]), acc);
-    }
-    return acc;
-}
-QGEMV_VEC_DOT_BY_HINTS(q6_K, q8_K)
-QGEMV_DEFINE_K_ROWS2(q6_K, k6_lanes)
+QGEMV_DEFINE_K_ROW_PRODUCTS(q6_K, k6_lanes)
 /* a single column two rows at a time */
 QGEMV_DEFINE_TILE_BY_COLS_WITH(q6_K, q8_K, tile_k6, QK_K, 8, QGEMV_K_ROWS2_ONE_COLUMN)
 
