@@ -1012,6 +1012,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
 QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, const uint8_t *a, int64_t act_stride,
                                         const int CB, const int hints, float *out, int64_t out_stride) {
     const __m256i low2 = _mm256_set1_epi8(3), field1 = _mm256_set1_epi8(0x0c), ones = _mm256_set1_epi16(1);
+    const int in_place = CB == 1;   /* field 1 where it lies, 4 t, into t4 (above) */
     const block_q8_K *y[QGEMV_X16_COLS_TQ2_0];
     __m256 acc[2][QGEMV_X16_COLS_TQ2_0][4], res[2][QGEMV_X16_COLS_TQ2_0];
     int32_t tot[QGEMV_X16_COLS_TQ2_0];
@@ -1035,21 +1036,22 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
                     if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                     const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                     for (int f = 0; f < 4; f++) {
-                        const __m256i u = f == 1 && CB == 1 ? _mm256_and_si256(v, field1)
-                                                 : _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
+                        const __m256i u = f == 1 && in_place ? _mm256_and_si256(v, field1)
+                                                             : _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                         for (int j = 0; j < CB; j++) {
                             const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * k;
                             const __m256i p = _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x)));
-                            if (f == 1 && CB == 1) t4[j] = _mm256_add_epi16(t4[j], p);
+                            if (f == 1 && in_place) t4[j] = _mm256_add_epi16(t4[j], p);
                             else t[j] = _mm256_add_epi16(t[j], p);
                             QGEMV_IN_REGISTER(t[j]);
-                            QGEMV_IN_REGISTER(t4[j]);
+                            if (in_place) QGEMV_IN_REGISTER(t4[j]);
                         }
                     }
                 }
                 for (int j = 0; j < CB; j++)
                     _mm256_storeu_si256((__m256i *)sums[h][j],
-                                        _mm256_madd_epi16(_mm256_add_epi16(t[j], _mm256_srai_epi16(t4[j], 2)), ones));
+                                        _mm256_madd_epi16(in_place ? _mm256_add_epi16(t[j], _mm256_srai_epi16(t4[j], 2)) : t[j],
+                                                          ones));
             }
             __m256i isum[QGEMV_X16_COLS_TQ2_0];
             for (int j = 0; j < CB; j++)
