@@ -162,10 +162,13 @@ static inline __m512 float_panel_load_f16(const uint16_t *p) {
 static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a float32's high half */
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
 }
-/* tot[q tot_stride + c] += the chains of panels p[q] (q < P) against columns y[c] (c < C) over
- * len values, from 0; with pf, each panel line asked for ahead (the first column block's pass) */
+/* tot[q tot_stride + c] += the chains of panels p[q] (q < P) against columns y + c
+ * QGEMV_FLOAT_CHUNK (c < C) over len values, from 0; with pf, each panel line asked for ahead
+ * (the first column block's pass).  The columns at constant offsets from one pointer leave the
+ * loop its general registers (8 pointers of their own and the panels' took all 16, and GCC
+ * reloaded 6 of them from the stack every value: bf16 batch 32 4-13% slower, Xeon) */
 #define QGEMV_DEFINE_FLOAT_BLOCK(name)                                                        \
-    QGEMV_ALWAYS_INLINE void float_block_##name(const block_##name *const *p, const float *const *y, int64_t len, \
+    QGEMV_ALWAYS_INLINE void float_block_##name(const block_##name *const *p, const float *y, int64_t len,        \
                                                 const int P, const int C, __m512 *tot, int64_t tot_stride, \
                                                 const int pf, const int64_t ncols) {          \
         enum { LINE = 64 / (16 * (int)sizeof(block_##name)) };   /* values a panel line holds */ \
@@ -175,15 +178,17 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
         const int64_t whole = len / LINE * LINE;                                             \
         for (int64_t i0 = 0; i0 < len; i0 += LINE) {                                         \
             /* the hints outside the loop that does the work (elements.h: a branch in it cost \
-             * accumulators their registers) */                                              \
+             * accumulators their registers); a block of C > 1 columns is a batch's, known so at \
+             * compile time (a single column's flag, tested in every batch block, cost f16 batch \
+             * 32 8%: Xeon, 2 threads) */                                                     \
             if (pf)                                                                          \
-                for (int q = 0; q < P; q++) QGEMV_PREFETCH_COLS_LINE(p[q] + 16 * i0, ncols); \
+                for (int q = 0; q < P; q++) QGEMV_PREFETCH_COLS_LINE(p[q] + 16 * i0, C > 1 ? C : ncols); \
             const int64_t i1 = i0 < whole ? i0 + LINE : len;                                 \
             for (int64_t i = i0; i < i1; i++) {                                              \
                 __m512 wv[QGEMV_FLOAT_PANELS];                                               \
                 for (int q = 0; q < P; q++) wv[q] = float_panel_load_##name(p[q] + 16 * i);   \
                 for (int c = 0; c < C; c++) {                                                \
-                    const __m512 b = _mm512_set1_ps(y[c][i]);                                \
+                    const __m512 b = _mm512_set1_ps(y[c * QGEMV_FLOAT_CHUNK + i]);          \
                     for (int q = 0; q < P; q++) acc[q][c] = _mm512_fmadd_ps(wv[q], b, acc[q][c]); \
                 }                                                                            \
             }                                                                                \
@@ -197,7 +202,7 @@ static inline __m512 float_panel_load_bf16(const uint16_t *p) {   /* bf16: a flo
  * row r's pair in dword r, met by the column's pair broadcast; a last odd value as (value, 0) */
 static const uint16_t float_pair_rows[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
                                              8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const float *const *y, int64_t len,
+QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const float *y, int64_t len,
                                                const int P, const int C, __m512 *tot, int64_t tot_stride,
                                                const int pf, const int64_t ncols) {
     const __m512i pair_rows = _mm512_loadu_si512(float_pair_rows);
@@ -207,12 +212,12 @@ QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const
     const int64_t even = len & ~(int64_t)1;
     for (int64_t i = 0; i < even; i += 2) {
         if (pf)
-            for (int q = 0; q < P; q++) QGEMV_PREFETCH_COLS_LINE(p[q] + 16 * i, ncols);
+            for (int q = 0; q < P; q++) QGEMV_PREFETCH_COLS_LINE(p[q] + 16 * i, C > 1 ? C : ncols);
         __m512bh wv[QGEMV_FLOAT_PANELS];
         for (int q = 0; q < P; q++) wv[q] = (__m512bh)_mm512_permutexvar_epi16(pair_rows, _mm512_loadu_si512(p[q] + 16 * i));
         for (int c = 0; c < C; c++) {
             uint32_t pair;   /* the column's values i, i + 1 (its chunk copied raw into a float buffer) */
-            memcpy(&pair, (const uint16_t *)y[c] + i, sizeof pair);
+            memcpy(&pair, (const uint16_t *)(y + c * QGEMV_FLOAT_CHUNK) + i, sizeof pair);
             const __m512bh b = (__m512bh)_mm512_set1_epi32((int)pair);
             for (int q = 0; q < P; q++) acc[q][c] = _mm512_dpbf16_ps(acc[q][c], wv[q], b);
         }
@@ -223,7 +228,7 @@ QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const
             wv[q] = (__m512bh)_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p[q] + 16 * even)));
         for (int c = 0; c < C; c++) {
             uint16_t last;
-            memcpy(&last, (const uint16_t *)y[c] + even, sizeof last);
+            memcpy(&last, (const uint16_t *)(y + c * QGEMV_FLOAT_CHUNK) + even, sizeof last);
             const __m512bh b = (__m512bh)_mm512_set1_epi32((int)last);
             for (int q = 0; q < P; q++) acc[q][c] = _mm512_dpbf16_ps(acc[q][c], wv[q], b);
         }
@@ -233,7 +238,7 @@ QGEMV_ALWAYS_INLINE void float_pair_block_bf16(const block_bf16 *const *p, const
 }
 #define QGEMV_FLOAT_PAIR_BLOCK_bf16(P, C)                                                      \
     if (qgemv_bf16_pairs) {                                                                   \
-        float_pair_block_bf16(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); \
+        float_pair_block_bf16(p, y, len, P, C, tot, QGEMV_FLOAT_COLS_CHUNK, pf, ncols);       \
         break;                                                                                \
     }
 /* a single column from GGUF rows in the same pairs: 16 rows' 32 values at a time, each row's
@@ -293,12 +298,26 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
 #define QGEMV_FLOAT_PANEL_CASE(name, P, C)                                                    \
     case 16 * P + C:                                                                          \
         QGEMV_FLOAT_PAIR_BLOCK_##name(P, C)                                                   \
-        float_block_##name(p, y + cb, len, P, C, &tot[g0][cb], QGEMV_FLOAT_COLS_CHUNK, pf, ncols); \
+        float_block_##name(p, y, len, P, C, tot, QGEMV_FLOAT_COLS_CHUNK, pf, ncols);           \
         break;
 #define QGEMV_FLOAT_PANEL_CASES_OF_P(name, P)                                                 \
     QGEMV_FLOAT_PANEL_CASE(name, P, 1) QGEMV_FLOAT_PANEL_CASE(name, P, 2) QGEMV_FLOAT_PANEL_CASE(name, P, 3) \
     QGEMV_FLOAT_PANEL_CASE(name, P, 4) QGEMV_FLOAT_PANEL_CASE(name, P, 5) QGEMV_FLOAT_PANEL_CASE(name, P, 6) \
     QGEMV_FLOAT_PANEL_CASE(name, P, 7) QGEMV_FLOAT_PANEL_CASE(name, P, 8)
+/* float_blocks_<name>: the block of P panels and C columns at p and y (its P and C constants in
+ * each case), added to tot; out of line, so each block's loop has the registers to itself
+ * (inlined in the tile, GCC kept 6 of bf16 batch 32's 8 column pointers on the stack once pairs
+ * shared the switch: Xeon, 2 threads, 13% slower) */
+#define QGEMV_DEFINE_FLOAT_BLOCKS(name)                                                       \
+    QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
+    QGEMV_NEVER_INLINE void float_blocks_##name(const block_##name *const *p, const float *y, int64_t len,       \
+                                                int P, int C, __m512 *tot, int pf, int64_t ncols) { \
+        switch (16 * P + C) {                                                                 \
+        QGEMV_FLOAT_PANEL_CASES_OF_P(name, 1)                                                 \
+        QGEMV_FLOAT_PANEL_CASES_OF_P(name, 2)                                                 \
+        QGEMV_FLOAT_PANEL_CASES_OF_P(name, 3)                                                 \
+        }                                                                                     \
+    }
 
 /* panel_tile_<name>: npanels panels (panel_stride bytes apart) against ncols columns of
  * activations (act_stride bytes apart): 3 panels at a time, their chains' totals kept for up to
@@ -309,7 +328,7 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
  * not to be had), a single column 16 rows at a time through float_rows_gemv_<name> (bf16's
  * pairs: float_rows_gemv_pairs_bf16) */
 #define QGEMV_DEFINE_FLOAT_PANEL_TILES(name, to_f32)                                          \
-    QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
+    QGEMV_DEFINE_FLOAT_BLOCKS(name)                                                           \
     static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
                                   const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
                                   int64_t out_stride) {                                      \
@@ -350,14 +369,12 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
                     /* the chunk of each column as float32, copied for f32 too: the columns' \
                      * rows lie multiples of 4 KiB apart, one set of L1's (f32 batch 32 5.1 -> \
                      * 4.2 ms, batch 8 1.6 -> 1.26) */                                        \
-                    const float *y[CC];                                                      \
                     for (int c = 0; c < nc; c++) {                                           \
                         const block_##name *col = (const block_##name *)((const uint8_t *)a + (c0 + c) * act_stride) + k0; \
                         if (QGEMV_FLOAT_PAIRS_##name)   /* its values as they are */        \
                             memcpy(buf[c], col, (size_t)len * sizeof(block_##name));         \
                         else                                                                 \
                             dequant_row_##name(col, buf[c], len);                            \
-                        y[c] = buf[c];                                                       \
                     }                                                                        \
                     for (int g0 = 0; g0 < ns; g0 += PG) {                                    \
                         const int P = ns - g0 < PG ? ns - g0 : PG;                           \
@@ -366,11 +383,7 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
                             p[q] = (const block_##name *)((const uint8_t *)panels + (s0 + (g0 + q) * qstride) * panel_stride) + 16 * k0; \
                         for (int cb = 0; cb < nc; cb += CB) {                                \
                             const int C = nc - cb < CB ? nc - cb : CB, pf = hints && cb == 0; \
-                            switch (16 * P + C) {                                            \
-                            QGEMV_FLOAT_PANEL_CASES_OF_P(name, 1)                            \
-                            QGEMV_FLOAT_PANEL_CASES_OF_P(name, 2)                            \
-                            QGEMV_FLOAT_PANEL_CASES_OF_P(name, 3)                            \
-                            }                                                                \
+                            float_blocks_##name(p, buf[cb], len, P, C, &tot[g0][cb], pf, ncols); \
                         }                                                                    \
                     }                                                                        \
                 }                                                                            \
