@@ -342,7 +342,6 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
          * pieces, a page each, it did not: 4096 x 4096, 1 thread, f16 1.39 -> 0.86 ms, f32    \
          * 2.8 -> 1.6); a batch's groups share each chunk's widened columns */               \
         const int streams = 4 / (int)sizeof(block_##name);   /* 64 bytes a chain's fma */     \
-        const int span = ncols > 1 ? GS * PG : streams;                                      \
         /* ... and a single column's k streams are a k-th of the tile's panels apart, each     \
          * running on through its part of the tile (3 streams side by side, two restarted        \
          * every 3 panels: short rows, out of cache, 1 thread, 57344 x 768 against matmul_panels' \
@@ -354,8 +353,14 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
          * Against 3, same minutes: f32 short rows 1 / 2 threads 0.97x / 0.96x -> 1.00x / 0.99x \
          * ggml, in cache 1 thread 1.19x -> 1.38-1.44x; bf16 short rows 1 thread 0.97x -> 0.98-  \
          * 0.99x, in cache 1.11x -> 1.16-1.18x; f16 short rows 0.99-1.00x -> 1.04-1.05x; 14336 x  \
-         * 4096 and 2 threads even */                                                            \
-        const qgemv_walk walk = qgemv_walk_of(npanels, streams, ncols == 1, span);           \
+         * 4096 and 2 threads even).  Except f32's one stream where the CPU takes the hints (the \
+         * Xeon): there 8 panels side by side a pass ran faster (builds alternating, 1 thread   \
+         * 4096 x 4096 2.43-2.49 -> 2.36-2.41 ms, 57344 x 768 10.1-10.6 -> 9.6-10.2; 14336 x     \
+         * 4096 2 threads 6.9-7.2 -> 6.5-6.95); f16's and bf16's halves there beat it on short   \
+         * rows by 4-10% and lost 3-4% on 14336 x 4096, so they keep their halves */          \
+        const int spread = ncols == 1 && !(streams == 1 && qgemv_prefetch_one_column);       \
+        const int span = ncols > 1 ? GS * PG : spread ? streams : 8;                         \
+        const qgemv_walk walk = qgemv_walk_of(npanels, streams, spread, span);               \
         const int64_t qstride = walk.stride;                                                 \
         for (int64_t s0 = 0; s0 < walk.steps; s0 += walk.step) {                             \
             const int64_t left = qgemv_walk_items(npanels, s0, walk);                        \
