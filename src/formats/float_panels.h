@@ -154,7 +154,8 @@ enum {
     QGEMV_FLOAT_PANELS = 3,      /* panels a block: 48 rows */
     QGEMV_FLOAT_COLS = 8,        /* columns a block: 3 x 8 chains + 3 + 1 operands of 32 registers */
     QGEMV_FLOAT_GROUPS = 3,      /* groups of 3 panels that share each chunk's widened columns */
-    QGEMV_FLOAT_COLS_CHUNK = 32  /* columns whose totals those keep at once */
+    QGEMV_FLOAT_COLS_CHUNK = 32, /* columns whose totals those keep at once */
+    QGEMV_FLOAT_HINTED_SPAN = 8  /* f32's single column with the hints: panels side by side a pass */
 };
 static inline __m512 float_panel_load_f16(const uint16_t *p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
@@ -306,8 +307,7 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
     QGEMV_FLOAT_PANEL_CASE(name, P, 7) QGEMV_FLOAT_PANEL_CASE(name, P, 8)
 /* float_blocks_<name>: the block of P panels and C columns at p and y (its P and C constants in
  * each case), added to tot; out of line, so each block's loop has the registers to itself
- * (inlined in the tile, GCC kept 6 of bf16 batch 32's 8 column pointers on the stack once pairs
- * shared the switch: Xeon, 2 threads, 13% slower) */
+ * (inlined in the tile beside the pairs' branch, GCC spilled its pointers: float_block's note) */
 #define QGEMV_DEFINE_FLOAT_BLOCKS(name)                                                       \
     QGEMV_DEFINE_FLOAT_BLOCK(name)                                                            \
     QGEMV_NEVER_INLINE void float_blocks_##name(const block_##name *const *p, const float *y, int64_t len,       \
@@ -359,7 +359,7 @@ static void float_rows_gemv_pairs_bf16(int64_t n, const void *restrict w, int64_
          * 4096 2 threads 6.9-7.2 -> 6.5-6.95); f16's and bf16's halves there beat it on short   \
          * rows by 4-10% and lost 3-4% on 14336 x 4096, so they keep their halves */          \
         const int spread = ncols == 1 && !(streams == 1 && qgemv_prefetch_one_column);       \
-        const int span = ncols > 1 ? GS * PG : spread ? streams : 8;                         \
+        const int span = ncols > 1 ? GS * PG : spread ? streams : QGEMV_FLOAT_HINTED_SPAN;   \
         const qgemv_walk walk = qgemv_walk_of(npanels, streams, spread, span);               \
         const int64_t qstride = walk.stride;                                                 \
         for (int64_t s0 = 0; s0 < walk.steps; s0 += walk.step) {                             \
