@@ -823,7 +823,7 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                  * GCC stored every maddubs product to the stack (Zen 4: batch 8 0.90 -> 0.74 ms, \
                  * a single column 0.294 -> 0.274).  A single column with the hints (the Xeon)   \
                  * keeps both in registers, unpinned: pinned it ran 9% slower out of cache      \
-                 * (14336 x 4096, 2 threads, builds alternating: 1.24 -> 1.14 ms; in cache even) */ \
+                 * (14336 x 4096, 2 threads, builds alternating: 1.21 -> 1.12 ms; in cache even) */ \
                 const int pinned = CB > 1 || !hints;                                            \
                 __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                             \
                 int32_t isum_m[QGEMV_X16_COLS][8];                                              \
