@@ -822,14 +822,15 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                 /* the int32 sums in memory, the int16 ones pinned in registers: with both there \
                  * GCC stored every maddubs product to the stack (Zen 4: batch 8 0.90 -> 0.74 ms, \
                  * a single column 0.294 -> 0.274).  A single column with the hints (the Xeon)   \
-                 * keeps both in registers, unpinned: pinned it ran 9% slower out of cache      \
-                 * (14336 x 4096, 2 threads, builds alternating: 1.21 -> 1.12 ms; in cache even) */ \
+                 * leaves the int16 ones unpinned: pinned it ran 9% slower out of cache (14336 x  \
+                 * 4096, 2 threads, builds alternating: 1.21 -> 1.12 ms; in cache even; its int32 \
+                 * sums in registers instead of memory ran even with this) */                   \
                 const int pinned = CB > 1 || !hints;                                            \
                 __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                             \
                 int32_t isum_m[QGEMV_X16_COLS][8];                                              \
                 for (int j = 0; j < CB; j++) {                                                  \
-                    msum[j] = isum[j] = _mm256_setzero_si256();                                 \
-                    if (pinned) _mm256_storeu_si256((__m256i *)isum_m[j], isum[j]);             \
+                    msum[j] = _mm256_setzero_si256();                                           \
+                    _mm256_storeu_si256((__m256i *)isum_m[j], _mm256_setzero_si256());          \
                 }                                                                               \
                 for (int k = 0; k < 4; k++) {   /* lane r: int16 (m_r,2k, m_r,2k+1) */          \
                     const __m256i mp = x16_pairs8_u8(x16_load8(mn + 32 * k + 8 * h), x16_load8(mn + 32 * k + 16 + 8 * h)); \
@@ -866,16 +867,12 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
                         }                                                                       \
                         for (int j = 0; j < CB; j++) {                                          \
                             const __m256i part = _mm256_add_epi32(_mm256_madd_epi16(t0[j], s0), _mm256_madd_epi16(t1[j], s1)); \
-                            if (pinned)                                                         \
-                                _mm256_storeu_si256((__m256i *)isum_m[j],                       \
-                                                    _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)isum_m[j]), part)); \
-                            else                                                                \
-                                isum[j] = _mm256_add_epi32(isum[j], part);                      \
+                            _mm256_storeu_si256((__m256i *)isum_m[j],                           \
+                                                _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)isum_m[j]), part)); \
                         }                                                                       \
                     }                                                                           \
                 }                                                                               \
-                if (pinned)                                                                     \
-                    for (int j = 0; j < CB; j++) isum[j] = _mm256_loadu_si256((const __m256i *)isum_m[j]); \
+                for (int j = 0; j < CB; j++) isum[j] = _mm256_loadu_si256((const __m256i *)isum_m[j]); \
                 const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * h))); \
                 const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * h))); \
                 x16_fold_min_256(acc[h], d, dmin, y, ib, isum, msum, CB);                       \
