@@ -43,6 +43,9 @@ else:
     ISA_FLAGS = {
         "baseline": [],
         "avx2": _avx2,
+        # Intel's cores without AVX-512 from Alder Lake and Sierra Forest on: vpdpbusd / vpdpwssd on
+        # 256-bit vectors (include/qgemv/simd.h: QGEMV_VNNI); GCC 11+, clang 12+ (probed)
+        "avxvnni": _avx2 + ["-mavxvnni"],
         "avx512": _avx2 + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512cd",
                            "-mavx512vnni"],
     }
@@ -99,6 +102,22 @@ def write_formats_header(path: Path) -> None:
         path.write_text(text)
 
 
+def compiler_accepts(compiler, flags: list[str], source: str) -> bool:
+    """Whether the compiler builds `source` with `flags` (a variant's instructions it may lack)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "flag_check.c"
+        src.write_text(source)
+        try:
+            compiler.compile([str(src)], output_dir=tmp, extra_postargs=flags)
+            return True
+        except Exception:
+            return False
+
+
+AVXVNNI_CHECK = ("#include <immintrin.h>\n"
+                 "__m256i f(__m256i a, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(a, u, s); }\n")
+
+
 def write_build_info(path: Path, compiler) -> None:
     """qgemv_build_info.h: the compiled variants and their flags, for show_config()."""
     cc = (getattr(compiler, "compiler_so", None) or [type(compiler).__name__])[0]
@@ -151,6 +170,9 @@ class BuildExt(build_ext):
     """Compiles src/kernels.c once per ISA variant before linking the extension."""
 
     def build_extension(self, ext):
+        if "avxvnni" in ISAS and not compiler_accepts(self.compiler, ISA_FLAGS["avxvnni"], AVXVNNI_CHECK):
+            print("qgemv: the compiler has no AVX-VNNI (-mavxvnni): no avxvnni variant", file=sys.stderr)
+            ISAS.remove("avxvnni")
         write_formats_header(GENERATED / "qgemv_formats.h")
         write_build_info(GENERATED / "qgemv_build_info.h", self.compiler)
         omp_c, omp_l = openmp_flags(self.compiler)

@@ -1,8 +1,10 @@
 """Which ISA variant of the kernels runs: chosen once at import, overridable for tests.
 
 Variants, in order of preference: avx512bf16 (avx512 + AVX512_BF16: Zen 4, Sapphire Rapids and
-later; not built by MSVC), avx512 (AVX-512 F/BW/VL/DQ/CD + VNNI), avx2 (AVX2 + FMA + F16C +
-BMI2), baseline (portable C, any CPU).  ``QGEMV_ISA=baseline|avx2|avx512|avx512bf16`` forces one;
+later; not built by MSVC), avx512 (AVX-512 F/BW/VL/DQ/CD + VNNI), avxvnni (avx2 + AVX-VNNI:
+Intel's cores without AVX-512 from Alder Lake on; built where the compiler has it, not by MSVC),
+avx2 (AVX2 + FMA + F16C + BMI2), baseline (portable C, any CPU).
+``QGEMV_ISA=baseline|avx2|avxvnni|avx512|avx512bf16`` forces one;
 asking for one this CPU cannot run, or that was not compiled, is an error at import.
 
 Speed policies are chosen here too, per CPU rather than per variant: whether a single column
@@ -22,7 +24,7 @@ import os
 
 from . import _kernels
 
-PREFERENCE = ("avx512bf16", "avx512", "avx2", "baseline")
+PREFERENCE = ("avx512bf16", "avx512", "avxvnni", "avx2", "baseline")
 COMPILED: tuple[str, ...] = _kernels.COMPILED_ISAS
 
 

@@ -5,7 +5,7 @@
 #   2. auditwheel repair --strip: a manylinux wheel with libgomp bundled (qgemv.libs/);
 #   3. a fresh venv with NO compiler reachable installs the repaired wheel (binary only) and runs
 #      the test suite against the installed package, once per ISA variant (QGEMV_ISA=baseline,
-#      avx2, avx512, avx512bf16; a variant this CPU cannot run is skipped with a message);
+#      avx2, avxvnni, avx512, avx512bf16; a variant this CPU cannot run is skipped with a message);
 #   4. tools/check_baseline_qemu.sh: the wheel's baseline variant on an emulated CPU without AVX2;
 #   5. a second fresh venv builds the sdist with pip (compiler allowed) and runs the test suite.
 #

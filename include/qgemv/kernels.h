@@ -110,6 +110,7 @@ typedef struct {
 extern const qgemv_kernel_table qgemv_kernels_baseline;
 #if defined(__x86_64__) || defined(_M_X64)
 extern const qgemv_kernel_table qgemv_kernels_avx2;
+extern const qgemv_kernel_table qgemv_kernels_avxvnni;   /* where the compiler has -mavxvnni */
 extern const qgemv_kernel_table qgemv_kernels_avx512;
 extern const qgemv_kernel_table qgemv_kernels_avx512bf16;   /* not built by MSVC */
 #define QGEMV_X86 1

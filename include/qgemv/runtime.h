@@ -24,6 +24,9 @@ static inline const qgemv_kernel_table *qgemv_table_for(const char *isa) {
 #if defined(QGEMV_HAVE_ISA_avx2)
     if (strcmp(isa, "avx2") == 0) return &qgemv_kernels_avx2;
 #endif
+#if defined(QGEMV_HAVE_ISA_avxvnni)
+    if (strcmp(isa, "avxvnni") == 0) return &qgemv_kernels_avxvnni;
+#endif
 #if defined(QGEMV_HAVE_ISA_avx512)
     if (strcmp(isa, "avx512") == 0) return &qgemv_kernels_avx512;
 #endif
@@ -58,6 +61,10 @@ static inline int qgemv_msvc_cpu_runs(const char *isa) {
 }
 #endif
 
+#if defined(QGEMV_X86) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 /* 1 if this CPU (and OS) can execute the variant's instructions */
 static inline int qgemv_cpu_runs(const char *isa) {
     if (strcmp(isa, "baseline") == 0) return 1;
@@ -66,6 +73,10 @@ static inline int qgemv_cpu_runs(const char *isa) {
     const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
                      && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
     if (strcmp(isa, "avx2") == 0) return avx2;
+    if (strcmp(isa, "avxvnni") == 0) {   /* AVX-VNNI: CPUID 7.1 EAX bit 4 (not every compiler's cpu_supports knows it) */
+        unsigned a, b, c, d;
+        return avx2 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+    }
     const int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
                        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
                        && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vnni");
@@ -78,9 +89,6 @@ static inline int qgemv_cpu_runs(const char *isa) {
 }
 
 /* the CPU's vendor string from CPUID leaf 0 ("AuthenticAMD", "GenuineIntel", ...), or "" off x86 */
-#if defined(QGEMV_X86) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-#endif
 static inline void qgemv_cpu_vendor(char out[13]) {
     memset(out, 0, 13);
 #if defined(QGEMV_X86) && (defined(__GNUC__) || defined(__clang__))

@@ -3,7 +3,8 @@
  * Which ones exist depends on the flags the including translation unit was compiled with
  * (src/kernels.c is built once per ISA): QGEMV_AVX512_BF16 (+ AVX512_BF16) implies
  * QGEMV_AVX512 (AVX-512 F/BW/VL + VNNI), which implies QGEMV_AVX2 (AVX2 + FMA + F16C); none
- * means portable C only.
+ * means portable C only.  QGEMV_VNNI: vpdpbusd and vpdpwssd on 256-bit vectors, from AVX-512 VNNI
+ * or from AVX-VNNI (the avxvnni variant: AVX2 and AVX-VNNI alone).
  */
 #ifndef QGEMV_SIMD_H
 #define QGEMV_SIMD_H
@@ -18,6 +19,10 @@
 #endif
 #if defined(QGEMV_AVX512) && defined(__AVX512BF16__)
 #define QGEMV_AVX512_BF16 1
+#endif
+/* VNNI on 256-bit vectors: AVX-512's (VL) or AVX-VNNI's (Alder Lake and later without AVX-512) */
+#if defined(QGEMV_AVX512) || (defined(QGEMV_AVX2) && defined(__AVXVNNI__))
+#define QGEMV_VNNI 1
 #endif
 
 /* v stays in a register where it is loaded, for every use after: GCC otherwise folds a vector
@@ -211,10 +216,20 @@ static inline __m128 qgemv_f16x4(qgemv_half a, qgemv_half b, qgemv_half c, qgemv
     return _mm_cvtph_ps(_mm_setr_epi16((short)a, (short)b, (short)c, (short)d, 0, 0, 0, 0));
 }
 
+#if defined(QGEMV_VNNI)
+/* acc + u8 x s8 products summed in groups of 4 (vpdpbusd), and acc + s16 x s16 pairs (vpdpwssd) */
+#if defined(QGEMV_AVX512)
+#define qgemv_dpbusd_256 _mm256_dpbusd_epi32
+#define qgemv_dpwssd_256 _mm256_dpwssd_epi32
+#else
+#define qgemv_dpbusd_256 _mm256_dpbusd_avx_epi32
+#define qgemv_dpwssd_256 _mm256_dpwssd_avx_epi32
+#endif
+#endif
 /* u8 x s8 products summed in groups of 4 into 8 int32 lanes */
 static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
-#if defined(QGEMV_AVX512)
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#if defined(QGEMV_VNNI)
+    return qgemv_dpbusd_256(_mm256_setzero_si256(), u, s);
 #else
     /* maddubs cannot saturate here: |u| <= 127 or u <= 31 with |s| <= 127 in every caller */
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
@@ -242,6 +257,13 @@ static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
 #endif
 QGEMV_DEFINE_DPBUSD_BCST(512, 16)
 QGEMV_DEFINE_DPBUSD_BCST(256, 8)
+#elif defined(QGEMV_VNNI)
+/* AVX-VNNI has no embedded broadcast: a vpbroadcastd from memory, then the VEX vpdpbusd */
+static inline __m256i qgemv_dpbusd_bcst_256(__m256i acc, __m256i u, const void *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_dpbusd_avx_epi32(acc, u, _mm256_set1_epi32(v));
+}
 #endif
 
 /* s8 x s8 products summed in groups of 4: |x| * (y with x's sign) keeps maddubs' u8 x s8 */

@@ -137,9 +137,9 @@ QGEMV_ALWAYS_INLINE __m256i iq1_scaled_dot(const __m256i v[QK_K / 32], const int
         pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
         const __m256i sc1 = _mm256_shuffle_epi8(ls, pick);
         pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-#if defined(QGEMV_AVX512)   /* vpdpwssd: madd and add in one, the same int32 */
-        sum0 = _mm256_dpwssd_epi32(sum0, p0, sc0);
-        sum1 = _mm256_dpwssd_epi32(sum1, p1, sc1);
+#if defined(QGEMV_VNNI)   /* vpdpwssd: madd and add in one, the same int32 */
+        sum0 = qgemv_dpwssd_256(sum0, p0, sc0);
+        sum1 = qgemv_dpwssd_256(sum1, p1, sc1);
 #else
         sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
         sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
@@ -206,12 +206,12 @@ QGEMV_ALWAYS_INLINE void columns_of_block_iq1_s(const iq1_s_decoded *dec, const 
     for (int c = 0; c < CB; c++) {
         const block_q8_K *yc = &y[c][ib];
         const __m256i *aq = (const __m256i *)yc->qs;
-#if defined(QGEMV_AVX512)
-        __m256i s0 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), dec->w[0], _mm256_loadu_si256(aq));
-        __m256i s1 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), dec->w[1], _mm256_loadu_si256(aq + 1));
+#if defined(QGEMV_VNNI)
+        __m256i s0 = qgemv_dpbusd_256(_mm256_setzero_si256(), dec->w[0], _mm256_loadu_si256(aq));
+        __m256i s1 = qgemv_dpbusd_256(_mm256_setzero_si256(), dec->w[1], _mm256_loadu_si256(aq + 1));
         for (int v = 2; v < QK_K / 32; v += 2) {
-            s0 = _mm256_dpbusd_epi32(s0, dec->w[v], _mm256_loadu_si256(aq + v));
-            s1 = _mm256_dpbusd_epi32(s1, dec->w[v + 1], _mm256_loadu_si256(aq + v + 1));
+            s0 = qgemv_dpbusd_256(s0, dec->w[v], _mm256_loadu_si256(aq + v));
+            s1 = qgemv_dpbusd_256(s1, dec->w[v + 1], _mm256_loadu_si256(aq + v + 1));
         }
         const __m256i dot = _mm256_add_epi32(s0, s1);
 #else

@@ -313,9 +313,9 @@ static inline __m256i iq_dot_sub(__m256i mag, qgemv_signs_32 signs, const int8_t
 }
 /* acc + iq_dot_sub: VNNI's vpdpwssd is madd and add in one, the same int32 lanes */
 static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, qgemv_signs_32 signs, const int8_t *a, __m256i ls) {
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
     const __m256i sa = qgemv_with_signs_32(_mm256_loadu_si256((const __m256i *)a), signs);
-    return _mm256_dpwssd_epi32(acc, _mm256_maddubs_epi16(mag, sa), ls);
+    return qgemv_dpwssd_256(acc, _mm256_maddubs_epi16(mag, sa), ls);
 #else
     return _mm256_add_epi32(acc, iq_dot_sub(mag, signs, a, ls));
 #endif

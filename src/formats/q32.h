@@ -398,10 +398,10 @@ QGEMV_ALWAYS_INLINE void tile_32_pair_dot_add(__m256i lo, __m256i hi, const int8
                                               __m256i *plo, __m256i *phi) {
     const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
     const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
-#if defined(QGEMV_AVX512)   /* VNNI: the 4 products of a lane and the add in one step */
+#if defined(QGEMV_VNNI)   /* the 4 products of a lane and the add in one step */
     (void)ones;
-    *plo = _mm256_dpbusd_epi32(*plo, lo, alo);
-    *phi = _mm256_dpbusd_epi32(*phi, hi, ahi);
+    *plo = qgemv_dpbusd_256(*plo, lo, alo);
+    *phi = qgemv_dpbusd_256(*phi, hi, ahi);
 #else
     *plo = _mm256_add_epi32(*plo, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones));
     *phi = _mm256_add_epi32(*phi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones));

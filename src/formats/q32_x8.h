@@ -22,7 +22,7 @@
  *   mxfp4  kvalues_mxfp4[nibble] + 12 in [0, 24]: int16 sums of 4 products (8 24 127 < 2^15),
  *          minus 12 sum_j a_j;
  *   iq4_nl kvalues_iq4nl[nibble] in [-127, 113]: |q| . (a with q's sign), int32 per product pair;
- * with AVX-512 VNNI every format's levels are unsigned bytes u = q + o (o = 8, 12, 128) and
+ * with VNNI (AVX-512's or AVX-VNNI) every format's levels are unsigned bytes u = q + o (o = 8, 12, 128) and
  * vpdpbusd sums 4 products in int32, minus o sum_j a_j: the same isum, so the same bits.
  */
 
@@ -106,7 +106,7 @@ QGEMV_DEFINE_VEC_DOT_X8(mxfp4)
 
 #if defined(QGEMV_AVX2)
 enum { X8_OFFSET_ALL, X8_OFFSET_HALF, X8_SIGNED, X8_VNNI };   /* how the levels meet maddubs (above) */
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
 /* VNNI: every format's levels as unsigned bytes u = q + o (iq4_nl: kvalues_iq4nl + 128 in
  * [1, 241]), vpdpbusd summing 4 products exactly in int32 from -o sum_j a_j: the same isum */
 #define X8_KIND_q4_0 X8_VNNI
@@ -146,7 +146,7 @@ static inline __m128i x8_table_mxfp4(void) {   /* kvalues_mxfp4 + 12 */
 static inline __m256i x8_levels_mxfp4(__m256i nib) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(x8_table_mxfp4()), nib);
 }
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
 static inline __m256i x8_levels_iq4_nl(__m256i nib) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(kvalues_iq4nl_u8()), nib);
 }
@@ -167,7 +167,7 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
                                    int32_t corr) {
     __m256i s16a = _mm256_setzero_si256(), s16b = _mm256_setzero_si256(), s32 = _mm256_setzero_si256();
     const __m256i ones = _mm256_set1_epi16(1);
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
     if (kind == X8_VNNI) {   /* two chains, summed: a GEMV's blocks overlap better */
         __m256i s0 = _mm256_set1_epi32(-corr), s1 = _mm256_setzero_si256();
         for (int g = 0; g < 4; g++) {

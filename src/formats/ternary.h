@@ -150,12 +150,12 @@ static inline void fields_tq2_0(const block_tq2_0 *b, __m256i f[8]) {
  * exactly, in integers, before any float rounding: a lane alone can be far larger than the sum. */
 QGEMV_ALWAYS_INLINE __m256i tq_block_dot_q8_K(const __m256i t[8], const block_q8_K *y, const int scaled) {
     const __m256i *ay = (const __m256i *)y->qs;
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
     /* vpdpbusd: 4 products into each int32 lane, the scaled vectors (4 t, 16 t) in chains of their
      * own, brought back by shifts of exact multiples */
     __m256i q[4];
     for (int l = 0; l < 4; l++)
-        q[l] = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), t[l], _mm256_loadu_si256(ay + l)),
+        q[l] = qgemv_dpbusd_256(qgemv_dpbusd_256(_mm256_setzero_si256(), t[l], _mm256_loadu_si256(ay + l)),
                                    t[4 + l], _mm256_loadu_si256(ay + 4 + l));
     const __m256i q12 = scaled ? _mm256_add_epi32(_mm256_srai_epi32(q[1], 2), _mm256_srai_epi32(q[2], 4))
                                : _mm256_add_epi32(q[1], q[2]);
