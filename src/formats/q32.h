@@ -553,13 +553,122 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
 
 /* the formats without a pair kernel (q4_1 has it; q4_0, iq4_nl and mxfp4 are in q32_x8.h) */
 QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
+#if !defined(QGEMV_VNNI)
 QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
+#endif
 QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1)
 
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
+#if defined(QGEMV_VNNI)
+/* q8_0's batch with VNNI: a row pair per register (row a's 16 bytes of a half block in the low
+ * 128 bits, row b's in the high: q4_1's pair lanes, so tile_32_hsum_pair_row gives vec_dot's
+ * bits), the levels lifted by 128 (u = q + 128) and vpdpbusd started from a set-up made once per
+ * chunk of TILE_Q8_0_SIDE blocks for TILE_Q8_0_PAIRS row pairs,
+ *     start_i = 0x4B400000 - 128 sum_{j = 4i .. 4i + 3} a_j,
+ * so that each int32 is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 < 2^22)
+ * and one exact subtraction gives vec_dot's (float) sum, on the adders (Golden Cove: ports 1 and
+ * 5) where vcvtdq2ps shares ports 0 and 1 with the fmas and vpdpbusd; d_x d_y of the pair and 4
+ * columns is one product, each column's lane pair picked by a vpermilps (port 5).  A row and
+ * column costs vpdpbusd, the subtraction, the fma and half a vpermilps, where tile_32 took the
+ * sign trick's two instructions and vpdpbusd, a conversion, the fma and d_x d_y's product. */
+#define TILE_Q8_0_SIDE 64    /* blocks a chunk's set-up covers */
+#define TILE_Q8_0_PAIRS 16   /* row pairs that share it, their accumulators kept between chunks */
+typedef struct {
+    __m256i start[4][TILE_Q8_0_SIDE][2];   /* column, block, values 0..15 / 16..31: both halves */
+    __m256 dy[TILE_Q8_0_SIDE];             /* d_y of columns 0..3, in each half */
+} tile_q8_0_columns;
+
+/* every one of the 4 columns (a group of fewer repeats its first: y[c] valid, results unused); d_y
+ * built in registers (through memory, as 4 floats, it stalled on store forwarding every block) */
+static inline void tile_q8_0_set_up(const block_q8_0 *const y[4], int64_t kn, tile_q8_0_columns *s) {
+    const __m256i lift = _mm256_set1_epi8((char)0x80), magic = _mm256_set1_epi32(0x4B400000);
+    for (int64_t k = 0; k < kn; k++) {
+        for (int c = 0; c < 4; c++) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)y[c][k].qs);
+            const __m256i st = _mm256_sub_epi32(magic, qgemv_dpbusd_256(_mm256_setzero_si256(), lift, a));
+            s->start[c][k][0] = _mm256_permute2x128_si256(st, st, 0x00);
+            s->start[c][k][1] = _mm256_permute2x128_si256(st, st, 0x11);
+        }
+        const __m128 d4 = _mm_setr_ps(scale_q8_0(&y[0][k]), scale_q8_0(&y[1][k]), scale_q8_0(&y[2][k]), scale_q8_0(&y[3][k]));
+        s->dy[k] = _mm256_setr_m128(d4, d4);
+    }
+}
+/* column c's d_x d_y in each half of d8 (c a constant once inlined) */
+QGEMV_ALWAYS_INLINE __m256 tile_q8_0_column_scale(__m256 d8, const int c) {
+    switch (c) {
+    case 0: return _mm256_permute_ps(d8, 0x00);
+    case 1: return _mm256_permute_ps(d8, 0x55);
+    case 2: return _mm256_permute_ps(d8, 0xaa);
+    default: return _mm256_permute_ps(d8, 0xff);
+    }
+}
+/* the row pair x0, x1 against CB <= 4 columns y[] over kn blocks (their set-up s), each column's
+ * {lo, hi} accumulators in acc[c] */
+QGEMV_ALWAYS_INLINE void tile_q8_0_pair(int64_t kn, const block_q8_0 *x0, const block_q8_0 *x1,
+                                        const block_q8_0 *const y[4], const tile_q8_0_columns *s,
+                                        const int CB, const int prefetch, __m256 acc_[4][2]) {
+    const __m256i lift = _mm256_set1_epi8((char)0x80);
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    __m256 acc[4][2];
+    for (int c = 0; c < CB; c++) acc[c][0] = acc_[c][0], acc[c][1] = acc_[c][1];
+    for (int64_t k = 0; k < kn; k++) {
+        if (prefetch) { QGEMV_PREFETCH_LINE(&x0[k]); QGEMV_PREFETCH_LINE(&x1[k]); }
+        const __m256i ulo = _mm256_xor_si256(_mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs), lift);
+        const __m256i uhi = _mm256_xor_si256(_mm256_loadu2_m128i((const __m128i *)(x1[k].qs + 16),
+                                                                 (const __m128i *)(x0[k].qs + 16)), lift);
+        const __m256 dx = _mm256_setr_m128(_mm_set1_ps(scale_q8_0(&x0[k])), _mm_set1_ps(scale_q8_0(&x1[k])));
+        const __m256 d8 = _mm256_mul_ps(dx, s->dy[k]);
+        for (int c = 0; c < CB; c++) {
+            const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)y[c][k].qs));
+            const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y[c][k].qs + 16)));
+            const __m256i plo = qgemv_dpbusd_256(s->start[c][k][0], ulo, alo);
+            const __m256i phi = qgemv_dpbusd_256(s->start[c][k][1], uhi, ahi);
+            const __m256 d = tile_q8_0_column_scale(d8, c);
+            acc[c][0] = _mm256_fmadd_ps(d, _mm256_sub_ps(_mm256_castsi256_ps(plo), magic), acc[c][0]);
+            acc[c][1] = _mm256_fmadd_ps(d, _mm256_sub_ps(_mm256_castsi256_ps(phi), magic), acc[c][1]);
+        }
+    }
+    for (int c = 0; c < CB; c++) acc_[c][0] = acc[c][0], acc_[c][1] = acc[c][1];
+}
+static void vec_dot_tile_q8_0_q8_0(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows,
+                                   const void *restrict a, int64_t act_stride, int64_t ncols,
+                                   float *restrict out, int64_t out_stride) {
+    QGEMV_TILE_ONE_COLUMN(vec_dot_q8_0_q8_0, n, w, row_stride, nrows, a, ncols, out, out_stride);
+    const int64_t nb = n / 32;
+    tile_q8_0_columns set;
+    __m256 acc[TILE_Q8_0_PAIRS][4][2];
+    for (int64_t r0 = 0; r0 < nrows; r0 += 2 * TILE_Q8_0_PAIRS) {
+        const int64_t pairs = (nrows - r0 + 1) / 2, pn = pairs < TILE_Q8_0_PAIRS ? pairs : TILE_Q8_0_PAIRS;
+        for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
+            const int CB = ncols - c0 >= 4 ? 4 : (int)(ncols - c0);
+            for (int64_t p = 0; p < pn; p++)
+                for (int c = 0; c < 4; c++) acc[p][c][0] = acc[p][c][1] = _mm256_setzero_ps();
+            for (int64_t k0 = 0; k0 < nb; k0 += TILE_Q8_0_SIDE) {
+                const int64_t kn = nb - k0 < TILE_Q8_0_SIDE ? nb - k0 : TILE_Q8_0_SIDE;
+                const block_q8_0 *y[4];
+                for (int c = 0; c < 4; c++)
+                    y[c] = (const block_q8_0 *)((const uint8_t *)a + (c0 + (c < CB ? c : 0)) * act_stride) + k0;
+                tile_q8_0_set_up(y, kn, &set);
+                for (int64_t p = 0; p < pn; p++) {   /* a lone last row pairs with itself */
+                    const int64_t r = r0 + 2 * p, r1 = r + 1 < nrows ? r + 1 : r;
+                    const block_q8_0 *x0 = (const block_q8_0 *)((const uint8_t *)w + r * row_stride) + k0;
+                    const block_q8_0 *x1 = (const block_q8_0 *)((const uint8_t *)w + r1 * row_stride) + k0;
+                    if (CB == 4) tile_q8_0_pair(kn, x0, x1, y, &set, 4, c0 == 0, acc[p]);
+                    else tile_q8_0_pair(kn, x0, x1, y, &set, CB, c0 == 0, acc[p]);
+                }
+            }
+            for (int64_t p = 0; p < pn; p++)
+                for (int h = 0; h < 2 && r0 + 2 * p + h < nrows; h++)
+                    for (int c = 0; c < CB; c++)
+                        out[(r0 + 2 * p + h) * out_stride + c0 + c] = tile_32_hsum_pair_row(acc[p][c][0], acc[p][c][1], h);
+        }
+    }
+}
+#else
 QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
+#endif
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_Q32(X) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0)
