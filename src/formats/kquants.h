@@ -237,6 +237,14 @@ static inline __m256i qgemv_k_dot_scaled(__m256i u, const int8_t *p, __m256i sc1
     const __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p));
     return _mm256_madd_epi16(prod, sc16);
 }
+/* acc + qgemv_k_dot_scaled: VNNI's vpdpwssd is the madd and the add in one, the same int32 */
+static inline __m256i qgemv_k_dot_scaled_acc(__m256i acc, __m256i u, const int8_t *p, __m256i sc16) {
+#if defined(QGEMV_VNNI)
+    return qgemv_dpwssd_256(acc, _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p)), sc16);
+#else
+    return _mm256_add_epi32(acc, qgemv_k_dot_scaled(u, p, sc16));
+#endif
+}
 
 /* Scale vectors for 16-value sub-blocks: 32 values = sub-blocks 2k (low 128-bit lane) and
  * 2k + 1 (high lane).  sc16 holds the 16 scales as s16; k selects a pair of them. */
@@ -369,9 +377,9 @@ QGEMV_ALWAYS_INLINE __m256i k3_lanes(const block_q3_K *b, const block_q8_K *y) {
         const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
         for (int m = 0; m < 4; m++) {
             const int k = 4 * h + m;
-            const __m256i d = qgemv_k_dot_scaled(qgemv_k3_levels(bits, hbits, k), y->qs + 32 * k, qgemv_k_scale_pair(sc, k));
-            if (m % 2 == 0) sum0 = _mm256_add_epi32(sum0, d);
-            else sum1 = _mm256_add_epi32(sum1, d);
+            const __m256i u = qgemv_k3_levels(bits, hbits, k), s = qgemv_k_scale_pair(sc, k);
+            if (m % 2 == 0) sum0 = qgemv_k_dot_scaled_acc(sum0, u, y->qs + 32 * k, s);
+            else sum1 = qgemv_k_dot_scaled_acc(sum1, u, y->qs + 32 * k, s);
             QGEMV_IN_REGISTER(sum0);
             QGEMV_IN_REGISTER(sum1);
         }
@@ -411,7 +419,7 @@ QGEMV_ALWAYS_INLINE void tile_k3(int64_t nb, const block_q3_K *x, const uint8_t 
                 const int k = 4 * h + m;
                 const __m256i u = qgemv_k3_levels(bits, hbits, k), s = qgemv_k_scale_pair(sc, k);
                 for (int j = 0; j < CB; j++)
-                    lanes[j] = _mm256_add_epi32(lanes[j], qgemv_k_dot_scaled(u, y[j][ib].qs + 32 * k, s));
+                    lanes[j] = qgemv_k_dot_scaled_acc(lanes[j], u, y[j][ib].qs + 32 * k, s);
             }
         }
         qgemv_k_fold_columns(lanes, CB, y, ib, dx, acc);
@@ -478,9 +486,8 @@ static float vec_dot_q2_K_q8_K(int64_t n, const void *restrict w, const void *re
             const int8_t *p = y[ib].qs + 128 * h;
             for (int j = 0; j < 4; j += 2) {
                 const __m256i u0 = qgemv_k_low2(bits, j), u1 = qgemv_k_low2(bits, j + 1);
-                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u0, p + 32 * j, qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j)));
-                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u1, p + 32 * j + 32,
-                                                                 qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j + 1)));
+                sum0 = qgemv_k_dot_scaled_acc(sum0, u0, p + 32 * j, qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j));
+                sum1 = qgemv_k_dot_scaled_acc(sum1, u1, p + 32 * j + 32, qgemv_q2_K_scale_pair(scale_bytes, 4 * h + j + 1));
             }
         }
         acc = qgemv_k2_step(acc, dm, _mm256_add_epi32(sum0, sum1), msum);
@@ -519,8 +526,8 @@ QGEMV_ALWAYS_INLINE void tile_k2(int64_t nb, const block_q2_K *x, const uint8_t 
             __m256i sum0 = _mm256_setzero_si256(), sum1 = _mm256_setzero_si256();
             for (int k = 0; k < 8; k += 2) {
                 const int8_t *p = y[j][ib].qs + 32 * k;
-                sum0 = _mm256_add_epi32(sum0, qgemv_k_dot_scaled(u[k], p, sp[k]));
-                sum1 = _mm256_add_epi32(sum1, qgemv_k_dot_scaled(u[k + 1], p + 32, sp[k + 1]));
+                sum0 = qgemv_k_dot_scaled_acc(sum0, u[k], p, sp[k]);
+                sum1 = qgemv_k_dot_scaled_acc(sum1, u[k + 1], p + 32, sp[k + 1]);
             }
             acc[j] = qgemv_k2_step(acc[j], dm, _mm256_add_epi32(sum0, sum1), msum);
         }
@@ -583,8 +590,8 @@ static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
                 const __m256i s0 = qgemv_k4_scale(sc, 2 * c), s1 = qgemv_k4_scale(sc, 2 * c + 1); \
                 for (int j = 0; j < CB; j++) {                                             \
                     const int8_t *p = y[j][ib].qs + 64 * c;                                \
-                    sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u0, p, s0));    \
-                    sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u1, p + 32, s1)); \
+                    sum0[j] = qgemv_k_dot_scaled_acc(sum0[j], u0, p, s0);                  \
+                    sum1[j] = qgemv_k_dot_scaled_acc(sum1[j], u1, p + 32, s1);             \
                 }                                                                          \
             }                                                                              \
             for (int j = 0; j < CB; j++) {   /* (d_y d, d_y dmin) */                       \
@@ -637,8 +644,8 @@ QGEMV_ALWAYS_INLINE void k6_superblock(const block_q6_K *b, const block_q8_K *co
             const __m256i s = qgemv_k_scale_pair(sc, 4 * h + k);
             for (int j = 0; j < CB; j++) {
                 const int8_t *p = y[j][ib].qs + 128 * h + 32 * k;
-                if (k % 2 == 0 || !two) sum0[j] = _mm256_add_epi32(sum0[j], qgemv_k_dot_scaled(u[k], p, s));
-                else sum1[j] = _mm256_add_epi32(sum1[j], qgemv_k_dot_scaled(u[k], p, s));
+                if (k % 2 == 0 || !two) sum0[j] = qgemv_k_dot_scaled_acc(sum0[j], u[k], p, s);
+                else sum1[j] = qgemv_k_dot_scaled_acc(sum1[j], u[k], p, s);
                 QGEMV_IN_REGISTER(sum0[j]);
                 if (two) QGEMV_IN_REGISTER(sum1[j]);
             }
