@@ -1,6 +1,8 @@
 """The format table agrees with ggml's, with the C structs and with the compiled kernels."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -82,6 +84,33 @@ def test_isa_override_refuses_unknown(env):
 def test_isa_override_picks_each_runnable():
     for isa in _dispatch.runnable():
         assert _dispatch.choose(isa.upper()) == isa
+
+
+# the CPU flags (Linux's names) each x86 variant needs beyond the one before it
+_ISA_FLAGS = {"avx2": {"avx2", "fma", "f16c", "bmi2"}, "avxvnni": {"avx_vnni"},
+              "avx512": {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd", "avx512_vnni"},
+              "avx512bf16": {"avx512_bf16"}}
+_ISA_NEEDS = {"avx2": (), "avxvnni": ("avx2",), "avx512": ("avx2",), "avx512bf16": ("avx512",)}
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").is_file(), reason="no /proc/cpuinfo (not Linux)")
+def test_cpu_runs_what_the_kernel_reports():
+    """cpu_runs (CPUID, XCR0) against the flags Linux reports for this CPU; the avxvnni variant
+    (CPUID 7.1 EAX bit 4, read directly) included."""
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    if "avx" not in flags:
+        pytest.skip("not an x86 CPU with AVX")
+
+    def runs(isa):
+        return _ISA_FLAGS[isa] <= flags and all(runs(i) for i in _ISA_NEEDS[isa])
+    for isa in _ISA_FLAGS:
+        assert bool(_kernels.cpu_runs(isa)) == runs(isa), isa
+    if "avxvnni" in _dispatch.COMPILED and runs("avxvnni") and not runs("avx512"):
+        assert _dispatch.choose("") == "avxvnni"
 
 
 # the per-CPU policies: chooser, override variable, and the choice by CPU (the chooser's
