@@ -73,7 +73,7 @@ static inline int qgemv_cpu_runs(const char *isa) {
     const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
                      && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
     if (strcmp(isa, "avx2") == 0) return avx2;
-    if (strcmp(isa, "avxvnni") == 0) {   /* AVX-VNNI: CPUID 7.1 EAX bit 4 (not every compiler's cpu_supports knows it) */
+    if (strcmp(isa, "avxvnni") == 0) {   /* AVX-VNNI: CPUID 7.1 EAX bit 4 (cpu_supports: GCC 11+ only) */
         unsigned a, b, c, d;
         return avx2 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
     }

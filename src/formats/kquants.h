@@ -231,18 +231,15 @@ QGEMV_ALWAYS_INLINE void qgemv_k_fold_columns(const __m256i *lanes, const int CB
     }
 }
 
-/* u8 levels x s8 activations, pairs summed to s16, then times the s16 scales and pairs
- * summed to s32: sum_j sc_j u_j p_j in 8 lanes */
-static inline __m256i qgemv_k_dot_scaled(__m256i u, const int8_t *p, __m256i sc16) {
-    const __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p));
-    return _mm256_madd_epi16(prod, sc16);
-}
-/* acc + qgemv_k_dot_scaled: VNNI's vpdpwssd is the madd and the add in one, the same int32 */
+/* acc + sum_j sc_j u_j p_j in 8 lanes: u8 levels x s8 activations, pairs summed to s16 (maddubs),
+ * then times the s16 scales, pairs summed to s32 and added (madd and add; VNNI's vpdpwssd is
+ * both in one, the same int32) */
 static inline __m256i qgemv_k_dot_scaled_acc(__m256i acc, __m256i u, const int8_t *p, __m256i sc16) {
+    const __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p));
 #if defined(QGEMV_VNNI)
-    return qgemv_dpwssd_256(acc, _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p)), sc16);
+    return qgemv_dpwssd_256(acc, prod, sc16);
 #else
-    return _mm256_add_epi32(acc, qgemv_k_dot_scaled(u, p, sc16));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(prod, sc16));
 #endif
 }
 

@@ -286,7 +286,8 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *   - one column (GEMV): row by row through vec_dot (QGEMV_TILE_ONE_COLUMN), except for q4_1's
  *     pair kernel below, whose 4 rows per pass win while the weights come from cache (a
  *     streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
- *   - a batch: blocks of 2 rows x 4 columns over whole rows, 8 accumulators in registers; each
+ *   - a batch: blocks of 2 rows x 4 columns over whole rows, 8 accumulators in registers (q8_0
+ *     with VNNI: row pairs against a column set-up, vec_dot_tile_q8_0_q8_0 below); each
  *     weight block is decoded once for the 4 columns and each activation block read once for
  *     the 2 rows, from sequential streams that the first column group prefetches (q4_1: a row
  *     pair in one register, its pair kernel's lanes, against 4 columns).  At 4096 x 4096, batch 8,
