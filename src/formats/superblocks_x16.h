@@ -1046,6 +1046,31 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
  * 0.93-1.02 -> 0.67 (0.80x -> 1.13x), 2 threads out of cache 0.55-0.58 -> 0.37-0.39; a batch so
  * ran 6% slower (batch 8 1.09 -> 1.16 ms), so its fields keep the shifts */
 #define QGEMV_X16_COLS_TQ2_0 4
+#if defined(QGEMV_VNNI)
+/* with VNNI a batch's fields go straight into int32 sums, one vpdpbusd per field vector and
+ * column where maddubs and the int16 add took two (and a madd by ones per half): sums[j] = lane
+ * r's sum_i t_ri p_i over values 128 h .. 128 h + 127 of rows 8 half .. 8 half + 7.  (A single
+ * column keeps maddubs: its one vpdpbusd chain would wait on the instruction's latency.) */
+QGEMV_ALWAYS_INLINE void x16_field_sums_tq2_0(const block_tq2_0x16 *b, const block_q8_K *const *y, int64_t ib,
+                                              int half, int h, const int CB, const int hints,
+                                              int32_t sums[][8]) {
+    __m256i s[QGEMV_X16_COLS_TQ2_0];
+    for (int j = 0; j < CB; j++) s[j] = _mm256_setzero_si256();
+    for (int k = 0; k < 8; k++) {
+        const int g = 8 * h + k;
+        if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
+        for (int f = 0; f < 4; f++) {
+            const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, _mm256_set1_epi8(3));
+            for (int j = 0; j < CB; j++) {
+                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * k;
+                s[j] = qgemv_dpbusd_256(s[j], u, _mm256_set1_epi32((int)qgemv_k_word(x)));
+            }
+        }
+    }
+    for (int j = 0; j < CB; j++) _mm256_storeu_si256((__m256i *)sums[j], s[j]);
+}
+#endif
 QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, const uint8_t *a, int64_t act_stride,
                                         const int CB, const int hints, float *out, int64_t out_stride) {
     const __m256i low2 = _mm256_set1_epi8(3), field1 = _mm256_set1_epi8(0x0c), ones = _mm256_set1_epi16(1);
@@ -1066,6 +1091,12 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
         for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
             int32_t sums[2][QGEMV_X16_COLS_TQ2_0][8];   /* in memory: the 16 registers hold t */
             for (int h = 0; h < 2; h++) {   /* values 128 h .. 128 h + 127 */
+#if defined(QGEMV_VNNI)
+                if (CB > 1) {
+                    x16_field_sums_tq2_0(b, y, ib, half, h, CB, hints, sums[h]);
+                    continue;
+                }
+#endif
                 __m256i t[QGEMV_X16_COLS_TQ2_0], t4[QGEMV_X16_COLS_TQ2_0];   /* t4: field 1 in place, 4 t */
                 for (int j = 0; j < CB; j++) t[j] = t4[j] = _mm256_setzero_si256();
                 for (int k = 0; k < 8; k++) {
