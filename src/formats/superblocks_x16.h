@@ -891,6 +891,13 @@ static inline __m256i x16_scale_pairs_add(__m256i acc, __m256i t0, __m256i s0, _
 QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
 QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
 
+/* whether a batch pass (CB > 1) sums its products in int32 by vpdpbusd (VNNI) rather than in
+ * int16 by maddubs: a single column keeps maddubs, one vpdpbusd chain waiting on its latency */
+#if defined(QGEMV_VNNI)
+#define X16_DPBUSD_SUMS(CB) ((CB) > 1)
+#else
+#define X16_DPBUSD_SUMS(CB) 0
+#endif
 /* q2_K on 8 rows per vector: maddubs pairs of 2-bit levels summed in int16 over a sub-block's
  * 4 groups (4 2 3 128 < 2^15), then madd with the rows' scale pairs; the minimums' sum by madd
  * of the rows' minimum pairs against the column's 16-value bsums.  With VNNI a level times its
@@ -900,24 +907,6 @@ QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
  * avxvnni, Intel Xeon, 4096 x 4096, 2 threads, builds alternating, batch 8 0.93-1.08 -> 0.78-0.89
  * ms, batch 32 3.68-4.12 -> 3.10-3.39.  A single column keeps maddubs: one chain of vpdpbusd, the
  * multiply not shared, ran 0.44 -> 0.55-0.57 ms in cache (1 thread) */
-#if defined(QGEMV_VNNI)
-/* isum[j] += sub-block 8 h + 2 f + gg of rows 8 half .. 8 half + 7 against column j, the levels
- * times the rows' scale pairs sp */
-QGEMV_ALWAYS_INLINE void x16_scaled_sub_block_q2_K(const block_q2_Kx16 *b, const block_q8_K *const *y, int64_t ib,
-                                                   int half, int h, int f, int gg, __m256i sp, const int CB,
-                                                   const int hints, __m256i *isum) {
-    for (int kk = 0; kk < 4; kk++) {
-        const int g = 8 * h + 4 * gg + kk;
-        if (half == 0 && f == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
-        const __m256i w = _mm256_mullo_epi16(_mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, _mm256_set1_epi8(3)), sp);
-        for (int j = 0; j < CB; j++) {
-            const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
-            isum[j] = qgemv_dpbusd_256(isum[j], w, _mm256_set1_epi32((int)qgemv_k_word(x)));
-        }
-    }
-}
-#endif
 QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const uint8_t *a, int64_t act_stride,
                                        const int CB, const int hints, float *out, int64_t out_stride) {
     const __m256i low2 = _mm256_set1_epi8(3);
@@ -942,12 +931,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                     for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg */
                         const __m128i sc = _mm_and_si128(x16_load8(b->scales + 16 * (8 * h + 2 * f + gg) + 8 * half), low4);
                         const __m256i sp = x16_pairs8_u8(sc, sc);   /* (sc, sc) */
-#if defined(QGEMV_VNNI)
-                        if (CB > 1) {
-                            x16_scaled_sub_block_q2_K(b, y, ib, half, h, f, gg, sp, CB, hints, isum);
-                            continue;
-                        }
-#endif
                         __m256i t[QGEMV_X16_COLS];
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
@@ -955,12 +938,22 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                             if (half == 0 && f == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                             const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
+#if defined(QGEMV_VNNI)
+                            const __m256i w = _mm256_mullo_epi16(u, sp);   /* the levels times the scales */
+#endif
                             for (int j = 0; j < CB; j++) {
                                 const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
+#if defined(QGEMV_VNNI)
+                                if (X16_DPBUSD_SUMS(CB)) {
+                                    isum[j] = qgemv_dpbusd_256(isum[j], w, _mm256_set1_epi32((int)qgemv_k_word(x)));
+                                    continue;
+                                }
+#endif
                                 t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
                             }
                         }
-                        for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(t[j], sp));
+                        if (!X16_DPBUSD_SUMS(CB))
+                            for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(t[j], sp));
                     }
             const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
             const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * half)));
@@ -1052,33 +1045,11 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
  * shift: 4 t, its own int16 sums, brought back by an exact shift; 8 12 2 128 < 2^15): builds
  * alternating, 1 thread, 4096 x 4096 0.247 -> 0.230 ms (0.95x -> 1.02x ggml), 57344 x 768
  * 0.93-1.02 -> 0.67 (0.80x -> 1.13x), 2 threads out of cache 0.55-0.58 -> 0.37-0.39; a batch so
- * ran 6% slower (batch 8 1.09 -> 1.16 ms), so its fields keep the shifts */
+ * ran 6% slower (batch 8 1.09 -> 1.16 ms), so its fields keep the shifts.  With VNNI a batch sums
+ * its fields straight into int32 by vpdpbusd (X16_DPBUSD_SUMS), one instruction a field vector and
+ * column for maddubs and the int16 add: avxvnni, Intel Xeon, 2 threads, batch 8 0.575 -> 0.53 ms,
+ * batch 32 2.30 -> 2.13 */
 #define QGEMV_X16_COLS_TQ2_0 4
-#if defined(QGEMV_VNNI)
-/* with VNNI a batch's fields go straight into int32 sums, one vpdpbusd per field vector and
- * column where maddubs and the int16 add took two (and a madd by ones per half): sums[j] = lane
- * r's sum_i t_ri p_i over values 128 h .. 128 h + 127 of rows 8 half .. 8 half + 7.  (A single
- * column keeps maddubs: its one vpdpbusd chain would wait on the instruction's latency.) */
-QGEMV_ALWAYS_INLINE void x16_field_sums_tq2_0(const block_tq2_0x16 *b, const block_q8_K *const *y, int64_t ib,
-                                              int half, int h, const int CB, const int hints,
-                                              int32_t sums[][8]) {
-    __m256i s[QGEMV_X16_COLS_TQ2_0];
-    for (int j = 0; j < CB; j++) s[j] = _mm256_setzero_si256();
-    for (int k = 0; k < 8; k++) {
-        const int g = 8 * h + k;
-        if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
-        for (int f = 0; f < 4; f++) {
-            const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, _mm256_set1_epi8(3));
-            for (int j = 0; j < CB; j++) {
-                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * k;
-                s[j] = qgemv_dpbusd_256(s[j], u, _mm256_set1_epi32((int)qgemv_k_word(x)));
-            }
-        }
-    }
-    for (int j = 0; j < CB; j++) _mm256_storeu_si256((__m256i *)sums[j], s[j]);
-}
-#endif
 QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, const uint8_t *a, int64_t act_stride,
                                         const int CB, const int hints, float *out, int64_t out_stride) {
     const __m256i low2 = _mm256_set1_epi8(3), field1 = _mm256_set1_epi8(0x0c), ones = _mm256_set1_epi16(1);
@@ -1099,13 +1070,8 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
         for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
             int32_t sums[2][QGEMV_X16_COLS_TQ2_0][8];   /* in memory: the 16 registers hold t */
             for (int h = 0; h < 2; h++) {   /* values 128 h .. 128 h + 127 */
-#if defined(QGEMV_VNNI)
-                if (CB > 1) {
-                    x16_field_sums_tq2_0(b, y, ib, half, h, CB, hints, sums[h]);
-                    continue;
-                }
-#endif
-                __m256i t[QGEMV_X16_COLS_TQ2_0], t4[QGEMV_X16_COLS_TQ2_0];   /* t4: field 1 in place, 4 t */
+                /* t: int16 sums, or int32 ones by vpdpbusd (X16_DPBUSD_SUMS); t4: field 1 in place, 4 t */
+                __m256i t[QGEMV_X16_COLS_TQ2_0], t4[QGEMV_X16_COLS_TQ2_0];
                 for (int j = 0; j < CB; j++) t[j] = t4[j] = _mm256_setzero_si256();
                 for (int k = 0; k < 8; k++) {
                     const int g = 8 * h + k;
@@ -1116,6 +1082,13 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
                                                              : _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
                         for (int j = 0; j < CB; j++) {
                             const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * k;
+#if defined(QGEMV_VNNI)
+                            if (X16_DPBUSD_SUMS(CB)) {
+                                t[j] = qgemv_dpbusd_256(t[j], u, _mm256_set1_epi32((int)qgemv_k_word(x)));
+                                QGEMV_IN_REGISTER(t[j]);
+                                continue;
+                            }
+#endif
                             const __m256i p = _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x)));
                             if (f == 1 && in_place) t4[j] = _mm256_add_epi16(t4[j], p);
                             else t[j] = _mm256_add_epi16(t[j], p);
@@ -1126,8 +1099,9 @@ QGEMV_ALWAYS_INLINE void x16_pass_tq2_0(int64_t nb, const block_tq2_0x16 *p, con
                 }
                 for (int j = 0; j < CB; j++)
                     _mm256_storeu_si256((__m256i *)sums[h][j],
-                                        _mm256_madd_epi16(in_place ? _mm256_add_epi16(t[j], _mm256_srai_epi16(t4[j], 2)) : t[j],
-                                                          ones));
+                                        X16_DPBUSD_SUMS(CB) ? t[j]
+                                        : _mm256_madd_epi16(in_place ? _mm256_add_epi16(t[j], _mm256_srai_epi16(t4[j], 2)) : t[j],
+                                                            ones));
             }
             __m256i isum[QGEMV_X16_COLS_TQ2_0];
             for (int j = 0; j < CB; j++)
