@@ -226,13 +226,30 @@ static inline __m128 qgemv_f16x4(qgemv_half a, qgemv_half b, qgemv_half c, qgemv
 #define qgemv_dpwssd_256 _mm256_dpwssd_avx_epi32
 #endif
 #endif
+/* acc + u8 x s8 products summed in groups of 4 into 8 int32 lanes (VNNI: one vpdpbusd) */
+static inline __m256i qgemv_dot_u8s8_acc(__m256i acc, __m256i u, __m256i s) {
+#if defined(QGEMV_VNNI)
+    return qgemv_dpbusd_256(acc, u, s);
+#else
+    /* maddubs cannot saturate here: |u| <= 127 or u <= 31 with |s| <= 127 in every caller */
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
 /* u8 x s8 products summed in groups of 4 into 8 int32 lanes */
 static inline __m256i qgemv_dot_u8s8_i32x8(__m256i u, __m256i s) {
 #if defined(QGEMV_VNNI)
     return qgemv_dpbusd_256(_mm256_setzero_si256(), u, s);
 #else
-    /* maddubs cannot saturate here: |u| <= 127 or u <= 31 with |s| <= 127 in every caller */
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));   /* as above, no add */
+#endif
+}
+/* acc + s16 x s16 products summed in pairs into 8 int32 lanes (madd and add; VNNI: one vpdpwssd,
+ * the same int32) */
+static inline __m256i qgemv_madd_acc(__m256i acc, __m256i a, __m256i b) {
+#if defined(QGEMV_VNNI)
+    return qgemv_dpwssd_256(acc, a, b);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 #endif
 }
 

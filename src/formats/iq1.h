@@ -137,13 +137,8 @@ QGEMV_ALWAYS_INLINE __m256i iq1_scaled_dot(const __m256i v[QK_K / 32], const int
         pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
         const __m256i sc1 = _mm256_shuffle_epi8(ls, pick);
         pick = _mm256_add_epi8(pick, _mm256_set1_epi8(2));
-#if defined(QGEMV_VNNI)   /* vpdpwssd: madd and add in one, the same int32 */
-        sum0 = qgemv_dpwssd_256(sum0, p0, sc0);
-        sum1 = qgemv_dpwssd_256(sum1, p1, sc1);
-#else
-        sum0 = _mm256_add_epi32(sum0, _mm256_madd_epi16(p0, sc0));
-        sum1 = _mm256_add_epi32(sum1, _mm256_madd_epi16(p1, sc1));
-#endif
+        sum0 = qgemv_madd_acc(sum0, p0, sc0);
+        sum1 = qgemv_madd_acc(sum1, p1, sc1);
     }
     return _mm256_add_epi32(sum0, sum1);
 }

@@ -304,21 +304,12 @@ static inline __m256i iq_scales_of_sub(__m256i scales16, int k) {
     return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * k)));
 }
 
-/* sum_j |q_j| (a_j negated where signs_j < 0), times the scale of each 16 values, as 8 int32 lanes */
-static inline __m256i iq_dot_sub(__m256i mag, qgemv_signs_32 signs, const int8_t *a, __m256i ls) {
-    const __m256i sa = qgemv_with_signs_32(_mm256_loadu_si256((const __m256i *)a), signs);
-    /* maddubs cannot saturate: magnitudes <= 127 (the grids' <= 62, iq4_xs's levels), |a| <= 127,
-     * 2 127 127 < 2^15 */
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(mag, sa), ls);
-}
-/* acc + iq_dot_sub: VNNI's vpdpwssd is madd and add in one, the same int32 lanes */
+/* acc + sum_j |q_j| (a_j negated where signs_j < 0), times the scale of each 16 values, in 8 int32
+ * lanes.  maddubs cannot saturate: magnitudes <= 127 (the grids' <= 62, iq4_xs's levels), |a| <=
+ * 127, 2 127 127 < 2^15 */
 static inline __m256i iq_dot_sub_acc(__m256i acc, __m256i mag, qgemv_signs_32 signs, const int8_t *a, __m256i ls) {
-#if defined(QGEMV_VNNI)
     const __m256i sa = qgemv_with_signs_32(_mm256_loadu_si256((const __m256i *)a), signs);
-    return qgemv_dpwssd_256(acc, _mm256_maddubs_epi16(mag, sa), ls);
-#else
-    return _mm256_add_epi32(acc, iq_dot_sub(mag, signs, a, ls));
-#endif
+    return qgemv_madd_acc(acc, _mm256_maddubs_epi16(mag, sa), ls);
 }
 
 /* the block's grid indices stored in ix, and the pointer grid_<name> reads them through */

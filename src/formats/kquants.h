@@ -232,15 +232,9 @@ QGEMV_ALWAYS_INLINE void qgemv_k_fold_columns(const __m256i *lanes, const int CB
 }
 
 /* acc + sum_j sc_j u_j p_j in 8 lanes: u8 levels x s8 activations, pairs summed to s16 (maddubs),
- * then times the s16 scales, pairs summed to s32 and added (madd and add; VNNI's vpdpwssd is
- * both in one, the same int32) */
+ * then times the s16 scales, pairs summed to s32 and added (qgemv_madd_acc) */
 static inline __m256i qgemv_k_dot_scaled_acc(__m256i acc, __m256i u, const int8_t *p, __m256i sc16) {
-    const __m256i prod = _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p));
-#if defined(QGEMV_VNNI)
-    return qgemv_dpwssd_256(acc, prod, sc16);
-#else
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(prod, sc16));
-#endif
+    return qgemv_madd_acc(acc, _mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)p)), sc16);
 }
 
 /* Scale vectors for 16-value sub-blocks: 32 values = sub-blocks 2k (low 128-bit lane) and

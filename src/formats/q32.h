@@ -395,23 +395,17 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
  * low half, row b in the high half), *phi lanes 4..7 (values 16..31); each float lane then sees
  * ggml's fma sequence, so tile_32_hsum_pair_row gives ggml's hsum_float_8 bits */
 /* *plo += the pair's lanes 0..3, *phi += lanes 4..7 (exact int32) */
-QGEMV_ALWAYS_INLINE void tile_32_pair_dot_add(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones,
+QGEMV_ALWAYS_INLINE void tile_32_pair_dot_add(__m256i lo, __m256i hi, const int8_t *aq,
                                               __m256i *plo, __m256i *phi) {
     const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)aq));
     const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(aq + 16)));
-#if defined(QGEMV_VNNI)   /* the 4 products of a lane and the add in one step */
-    (void)ones;
-    *plo = qgemv_dpbusd_256(*plo, lo, alo);
-    *phi = qgemv_dpbusd_256(*phi, hi, ahi);
-#else
-    *plo = _mm256_add_epi32(*plo, _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones));
-    *phi = _mm256_add_epi32(*phi, _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones));
-#endif
+    *plo = qgemv_dot_u8s8_acc(*plo, lo, alo);
+    *phi = qgemv_dot_u8s8_acc(*phi, hi, ahi);
 }
-QGEMV_ALWAYS_INLINE void tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq, __m256i ones,
+QGEMV_ALWAYS_INLINE void tile_32_pair_dot(__m256i lo, __m256i hi, const int8_t *aq,
                                           __m256i *plo, __m256i *phi) {
     *plo = *phi = _mm256_setzero_si256();
-    tile_32_pair_dot_add(lo, hi, aq, ones, plo, phi);
+    tile_32_pair_dot_add(lo, hi, aq, plo, phi);
 }
 /* hsum_float_8 of one row's lanes (half 0: row a, 1: row b): lanes 4..7 + lanes 0..3, then pairs */
 static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half) {
@@ -435,7 +429,7 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
     QGEMV_ALWAYS_INLINE void tile_32_pairs_step_##name(const block_##name *x0, const block_##name *x1, \
                                                        const block_##name *x2, const block_##name *x3, \
                                                        const block_##act *y, __m256 acc[4], __m128 *summ) { \
-        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+        const __m256i m4 = _mm256_set1_epi8(0x0f);                                             \
         const __m256i idx01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                        \
         const __m256i idx23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);                        \
         const __m256 s = _mm256_castps128_ps256(_mm_mul_ps(tile_scales4_##name(x0, x1, x2, x3), \
@@ -448,9 +442,9 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
         const __m256i v23 = _mm256_loadu2_m128i((const __m128i *)x3->qs, (const __m128i *)x2->qs); \
         __m256i plo01, phi01, plo23, phi23;                                                     \
         tile_32_pair_dot(_mm256_and_si256(v01, m4), _mm256_and_si256(_mm256_srli_epi16(v01, 4), m4), \
-                         y->qs, ones, &plo01, &phi01);                                          \
+                         y->qs, &plo01, &phi01);                                                 \
         tile_32_pair_dot(_mm256_and_si256(v23, m4), _mm256_and_si256(_mm256_srli_epi16(v23, 4), m4), \
-                         y->qs, ones, &plo23, &phi23);                                          \
+                         y->qs, &plo23, &phi23);                                                 \
         const __m256 s01 = _mm256_permutevar8x32_ps(s, idx01), s23 = _mm256_permutevar8x32_ps(s, idx23); \
         acc[0] = _mm256_fmadd_ps(s01, _mm256_cvtepi32_ps(plo01), acc[0]);                       \
         acc[1] = _mm256_fmadd_ps(s01, _mm256_cvtepi32_ps(phi01), acc[1]);                       \
@@ -478,7 +472,7 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
     QGEMV_ALWAYS_INLINE void tile_32_pblock_##name(int64_t nb, const block_##name *x0, const block_##name *x1, \
                                                    const uint8_t *a, int64_t act_stride, const int CB, \
                                                    const int prefetch, __m256 acc[4][2], __m128 summ[2]) { \
-        const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);                 \
+        const __m256i m4 = _mm256_set1_epi8(0x0f);                                             \
         const block_##act *y[4];                                                                \
         for (int c = 0; c < CB; c++) {                                                          \
             y[c] = (const block_##act *)(a + c * act_stride);                                   \
@@ -495,7 +489,7 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
             float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};                                             \
             for (int c = 0; c < CB; c++) {                                                      \
                 __m256i plo, phi;                                                               \
-                tile_32_pair_dot(lo, hi, y[c][k].qs, ones, &plo, &phi);                         \
+                tile_32_pair_dot(lo, hi, y[c][k].qs, &plo, &phi);                               \
                 const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(scale_##act(&y[c][k])));     \
                 acc[c][0] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(plo), acc[c][0]);             \
                 acc[c][1] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(phi), acc[c][1]);             \

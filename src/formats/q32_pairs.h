@@ -137,7 +137,6 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
     QGEMV_ALWAYS_INLINE void x8p_run_##name(const block_##name##x8 *restrict xp, const x8p_decoded *restrict dec, \
                                             const block_##act *restrict y, int64_t kn, int64_t ncols, \
                                             __m256 acc[8], __m256 *summ) {                       \
-        const __m256i ones = _mm256_set1_epi16(1);                                              \
         __m256 ac[8], sm = *summ;                                                               \
         for (int i = 0; i < 8; i++) ac[i] = acc[i];                                             \
         for (int64_t k = 0; k < kn; k++) {                                                      \
@@ -151,7 +150,7 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
             __m256i clo = _mm256_setzero_si256(), chi = _mm256_setzero_si256();  /* -o sum a */ \
             if (X8P_OFFSET_##name) {                                                            \
                 const __m256i o = _mm256_set1_epi8(X8P_OFFSET_##name);                          \
-                tile_32_pair_dot(o, o, y[k].qs, ones, &clo, &chi);                              \
+                tile_32_pair_dot(o, o, y[k].qs, &clo, &chi);                                    \
                 clo = _mm256_sub_epi32(_mm256_setzero_si256(), clo);                            \
                 chi = _mm256_sub_epi32(_mm256_setzero_si256(), chi);                            \
             }                                                                                   \
@@ -161,7 +160,7 @@ QGEMV_ALWAYS_INLINE __m256i x8p_fifth_bits(__m256i plane, const int R) {
                 if (dec) { lo = dec[k].lev[2 * p]; hi = dec[k].lev[2 * p + 1]; }                \
                 else x8p_levels_##name(&xp[k], plane, p, &lo, &hi);                             \
                 plo = clo; phi = chi;                                                           \
-                tile_32_pair_dot_add(lo, hi, y[k].qs, ones, &plo, &phi);                        \
+                tile_32_pair_dot_add(lo, hi, y[k].qs, &plo, &phi);                              \
                 const __m256 dp = _mm256_permutevar8x32_ps(d, _mm256_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, \
                                                            2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1)); \
                 ac[2 * p] = _mm256_fmadd_ps(dp, _mm256_cvtepi32_ps(plo), ac[2 * p]);            \

@@ -801,15 +801,6 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
-/* acc + t0 s0 + t1 s1, int16 pairs times the scale pairs summed into int32 lanes (VNNI: two
- * vpdpwssd, where madd, madd, add and add take four) */
-static inline __m256i x16_scale_pairs_add(__m256i acc, __m256i t0, __m256i s0, __m256i t1, __m256i s1) {
-#if defined(QGEMV_VNNI)
-    return qgemv_dpwssd_256(qgemv_dpwssd_256(acc, t0, s0), t1, s1);
-#else
-    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(t0, s0), _mm256_madd_epi16(t1, s1)));
-#endif
-}
 /* the same on 8 rows per vector, both halves of the panel in turn per sub-block pair; the levels
  * are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a time) */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
@@ -876,8 +867,8 @@ static inline __m256i x16_scale_pairs_add(__m256i acc, __m256i t0, __m256i s0, _
                         }                                                                       \
                         for (int j = 0; j < CB; j++)                                            \
                             _mm256_storeu_si256((__m256i *)isum_m[j],                           \
-                                                x16_scale_pairs_add(_mm256_loadu_si256((const __m256i *)isum_m[j]), \
-                                                                    t0[j], s0, t1[j], s1));     \
+                                                qgemv_madd_acc(qgemv_madd_acc(_mm256_loadu_si256((const __m256i *)isum_m[j]), \
+                                                                              t0[j], s0), t1[j], s1)); \
                     }                                                                           \
                 }                                                                               \
                 for (int j = 0; j < CB; j++) isum[j] = _mm256_loadu_si256((const __m256i *)isum_m[j]); \
