@@ -37,7 +37,7 @@ static int qgemv_amx_tiles = 0;
 static int qgemv_bf16_pairs = 0;
 
 #include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
-#include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512) */
+#include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512, AVX-VNNI) */
 #include "formats/elements.h"
 #include "formats/float_panels.h"
 #include "formats/activations.h"

@@ -1,22 +1,23 @@
 /* src/packed_tile.h: batches of 8 columns and more (the table's packed_min_cols per type), the
- * columns in the lanes of 512-bit vectors (AVX-512 VNNI), for the formats whose levels are at
- * most 63 in magnitude (the IQ grids, and iq1_s and iq1_m with their levels times 8).
+ * columns in the lanes of VNNI vectors (AVX-512: 16 columns a 512-bit vector; AVX-VNNI: 8 a
+ * 256-bit one), for the formats whose levels are at most 63 in magnitude (the IQ grids, and
+ * iq1_s and iq1_m with their levels times 8).
  *
  * The driver (qgemv/_kernels.pyx: _matmul_packed) packs the batch once for every thread
  * (pack_columns_q8_K: 16 columns a group, as block_q8_Kx16c, include/qgemv/blocks.h), and reads the GGUF rows or, where a QMatrix has
  * prepared them, its panels' rows (packed_panel_tile: the IQ grids' code blocks, iq1_s's and
- * iq1_m's trit blocks, whose decode needs no grid lookups).  A tile then decodes 8 rows at a time, a chunk of super-blocks each,
+ * iq1_m's trit blocks, whose decode needs no grid lookups).  A tile then decodes QGEMV_PACKED_ROWS rows at a time, a chunk of super-blocks each,
  * to biased bytes u = q + 64 (in [1, 127]) and int32 scales 2 s + 1
  * (decode(block, &qgemv_decoded_u8)), and for each 16 columns sums per row and super-block
  *     t = sum_k (2 s_k + 1) (sum_j u_j a_j - 64 sum_j a_j) = sum_k (2 s_k + 1) sum_j q_j a_j,
  * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
  * nbias; then acc = fma(t d0, d_y, acc).  That is vec_dot's arithmetic for these formats
  * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  One weight dword,
- * broadcast, meets 16 columns per instruction: 64 products, where the per-row kernels (signs
- * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
+ * broadcast, meets 16 columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the
+ * per-row kernels (signs onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
  */
 
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
 
 /* columns 16 g .. 16 g + 15 of q8_K activations a (act_stride bytes apart; zeros past ncols)
  * -> the n / QK_K blocks block_q8_Kx16c at packed */
@@ -41,6 +42,14 @@ static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_str
 
 #define QGEMV_PACKED_NBYTES_q8_K sizeof(block_q8_Kx16c)
 
+/* the batch from which a format's packed tile beats its own tiles, on AVX-512 or on AVX-VNNI
+ * (the formats' tables: iquants.h, grid_codes.h, iq1.h) */
+#if defined(QGEMV_AVX512)
+#define QGEMV_PACKED_FROM(avx512, avxvnni) (avx512)
+#else
+#define QGEMV_PACKED_FROM(avx512, avxvnni) (avxvnni)
+#endif
+
 /* a weight super-block as the packed tile reads it */
 typedef struct {
     _Alignas(64) uint8_t u[QK_K];   /* q + 64 */
@@ -49,51 +58,61 @@ typedef struct {
 } qgemv_decoded_u8;
 
 enum {
-    QGEMV_PACKED_ROWS = 8,    /* rows a pass: 8 chains of vpdpbusd, 8 sums, 8 accumulators */
+    /* rows a pass: a chain of vpdpbusd, a sum and an accumulator each (AVX-VNNI has 16 vector
+     * registers where AVX-512 has 32: 4 rows) */
+#if defined(QGEMV_AVX512)
+    QGEMV_PACKED_ROWS = 8,
+#else
+    QGEMV_PACKED_ROWS = 4,
+#endif
     QGEMV_PACKED_CHUNK = 8,   /* super-blocks of each row decoded at a time (24 KiB for 8 rows) */
     QGEMV_PACKED_GROUPS = 4   /* groups of 16 columns per decode */
 };
 
-/* packed_rows_x<W>: QGEMV_PACKED_ROWS decoded rows x the first W columns of a packed group over
- * nbc super-blocks, acc[r] the rows' accumulators (columns in lanes); sub = values per scale, 16
- * or 32.  W = 16 in a 512-bit vector; W = 8 in a 256-bit one, for a last group of at most 8
+/* packed_rows_x<W>: QGEMV_PACKED_ROWS decoded rows x W columns of a packed group (from column
+ * c0: 0, or 8 for a 256-bit vector's second half) over nbc super-blocks, acc[r] the rows'
+ * accumulators (columns in lanes); sub = values per scale, 16 or 32.  W = 16 in a 512-bit
+ * vector; W = 8 in a 256-bit one: AVX-VNNI's, and AVX-512's for a last group of at most 8
  * columns (a batch of 8: two 256-bit vpdpbusd a cycle where the CPU has them, half the work
  * of the 512-bit kernel with 8 lanes idle) */
-#define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps)                                 \
+#define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps, dpbusd)                         \
     QGEMV_ALWAYS_INLINE void packed_rows_x##W(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], \
-                                              const block_q8_Kx16c *y, int64_t nbc, const int sub, vf *acc) { \
+                                              const block_q8_Kx16c *y, int64_t nbc, const int sub, \
+                                              const int c0, vf *acc) {                      \
         enum { R = QGEMV_PACKED_ROWS };                                                     \
         for (int64_t k = 0; k < nbc; k++) {                                                 \
             vi t[R];                                                                        \
             for (int r = 0; r < R; r++) t[r] = pfx##_set1_epi32(0);                         \
             for (int sb = 0; sb < QK_K / sub; sb++) {                                       \
-                vi start = load(y[k].nbias[sub / 16 * sb]);                                 \
-                if (sub == 32) start = pfx##_add_epi32(start, load(y[k].nbias[2 * sb + 1])); \
+                vi start = load(&y[k].nbias[sub / 16 * sb][c0]);                            \
+                if (sub == 32) start = pfx##_add_epi32(start, load(&y[k].nbias[2 * sb + 1][c0])); \
                 vi s[R];                                                                    \
                 for (int r = 0; r < R; r++) s[r] = start;                                   \
                 /* whole: else GCC copies the 8 chains from register to register per step */ \
                 _Pragma("GCC unroll 8")                                                     \
                 for (int j = 0; j < sub / 4; j++) {                                         \
                     const int q = sub / 4 * sb + j;                                         \
-                    const vi a = load(y[k].qs[q]);                                          \
+                    const vi a = load(y[k].qs[q][c0]);                                      \
                     for (int r = 0; r < R; r++) {                                           \
                         int32_t u4;                                                         \
                         memcpy(&u4, dec[r][k].u + 4 * q, 4);                                \
-                        s[r] = pfx##_dpbusd_epi32(s[r], pfx##_set1_epi32(u4), a);           \
+                        s[r] = dpbusd(s[r], pfx##_set1_epi32(u4), a);                       \
                     }                                                                       \
                 }                                                                           \
                 for (int r = 0; r < R; r++)                                                 \
                     t[r] = pfx##_add_epi32(t[r], pfx##_mullo_epi32(s[r], pfx##_set1_epi32(dec[r][k].s[sub / 16 * sb]))); \
             }                                                                               \
-            const vf dy = loadps(y[k].d);                                                   \
+            const vf dy = loadps(&y[k].d[c0]);                                              \
             for (int r = 0; r < R; r++)                                                     \
                 acc[r] = pfx##_fmadd_ps(pfx##_mul_ps(pfx##_cvtepi32_ps(t[r]), pfx##_set1_ps(dec[r][k].d0)), dy, acc[r]); \
         }                                                                                   \
     }
 #define QGEMV_LOAD_512(p) _mm512_load_si512(p)
 #define QGEMV_LOAD_256(p) _mm256_load_si256((const __m256i *)(p))
-QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps)
-QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps)
+#if defined(QGEMV_AVX512)
+QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps, _mm512_dpbusd_epi32)
+#endif
+QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps, qgemv_dpbusd_256)
 
 #if defined(QGEMV_AMX)
 /* On AMX (qgemv_amx_tiles), the groups of 16 columns take each super-block's t from tiles:
@@ -166,6 +185,50 @@ QGEMV_AMX_TARGET static void packed_amx_release(void) { _tile_release(); }
 #define packed_amx_release() ((void)0)
 #endif
 
+/* The accumulators of QGEMV_PACKED_ROWS rows x QGEMV_PACKED_GROUPS groups of 16 columns, and
+ * the kernels that move them on over a chunk of decoded super-blocks (y: the first group's
+ * blocks of the chunk, nb apart a group; ncols: the columns of these groups, ng of them) */
+#if defined(QGEMV_AVX512)
+typedef struct {
+    __m512 g[QGEMV_PACKED_GROUPS][QGEMV_PACKED_ROWS];
+    __m256 last8[QGEMV_PACKED_ROWS];   /* a last group of at most 8 columns */
+} qgemv_packed_sums;
+QGEMV_ALWAYS_INLINE void packed_groups(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
+                                       int64_t nb, int ng, int64_t ncols, int64_t nbc, const int sub, int amx,
+                                       qgemv_packed_sums *acc) {
+    const int narrow = ncols - 16 * (ng - 1) <= 8;
+    if (amx)
+        packed_rows_amx(dec, y, nb, ng - narrow, nbc, acc->g);
+    else
+        for (int g = 0; g < ng - narrow; g++) packed_rows_x16(dec, y + g * nb, nbc, sub, 0, acc->g[g]);
+    if (narrow) packed_rows_x8(dec, y + (ng - 1) * nb, nbc, sub, 0, acc->last8);
+}
+/* row r's nc <= 16 sums of group g */
+static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r, int nc, float *out) {
+    float v[16];
+    if (nc <= 8) _mm256_storeu_ps(v, acc->last8[r]);
+    else _mm512_storeu_ps(v, acc->g[g][r]);
+    memcpy(out, v, (size_t)nc * sizeof(float));
+}
+#else
+typedef struct {
+    __m256 g[QGEMV_PACKED_GROUPS][2][QGEMV_PACKED_ROWS];   /* columns 0-7 and 8-15 of a group */
+} qgemv_packed_sums;
+QGEMV_ALWAYS_INLINE void packed_groups(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
+                                       int64_t nb, int ng, int64_t ncols, int64_t nbc, const int sub, int amx,
+                                       qgemv_packed_sums *acc) {
+    (void)amx;
+    for (int g = 0; g < ng; g++)
+        for (int h = 0; h < 2 && 16 * g + 8 * h < ncols; h++) packed_rows_x8(dec, y + g * nb, nbc, sub, 8 * h, acc->g[g][h]);
+}
+static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r, int nc, float *out) {
+    float v[16];
+    _mm256_storeu_ps(v, acc->g[g][0][r]);
+    _mm256_storeu_ps(v + 8, acc->g[g][1][r]);
+    memcpy(out, v, (size_t)nc * sizeof(float));
+}
+#endif
+
 /* packed_tile_<name>: vec_dot_tile_<name>_q8_K's result from the packed columns (ceil(ncols / 16)
  * groups of n / QK_K blocks, group after group); rows past nrows in a pass repeat the last
  * row, their results unused.  The decode is a function of its own: inlined, GCC allocated its
@@ -191,38 +254,23 @@ QGEMV_AMX_TARGET static void packed_amx_release(void) { _tile_release(); }
             const int nr = nrows - r0 < R ? (int)(nrows - r0) : R;                          \
             for (int64_t g0 = 0; g0 < ngroups; g0 += G) {                                   \
                 const int ng = ngroups - g0 < G ? (int)(ngroups - g0) : G;                  \
-                __m512 acc[G][R];                                                           \
-                __m256 acc8[R];   /* a last group of at most 8 columns */                   \
-                const int narrow = ncols - 16 * (g0 + ng - 1) <= 8;                         \
-                for (int r = 0; r < R; r++) {                                               \
-                    for (int g = 0; g < G; g++) acc[g][r] = _mm512_setzero_ps();            \
-                    acc8[r] = _mm256_setzero_ps();                                          \
-                }                                                                           \
+                qgemv_packed_sums acc;                                                      \
+                memset(&acc, 0, sizeof(acc));                                              \
                 for (int64_t ib0 = 0; ib0 < nb; ib0 += CH) {                                \
                     const int64_t nbc = nb - ib0 < CH ? nb - ib0 : CH;                      \
                     qgemv_decoded_u8 dec[R][CH];                                            \
                     for (int r = 0; r < R; r++)                                             \
                         packed_decode_##fname((const block *)((const uint8_t *)w +          \
                                              (r0 + (r < nr ? r : nr - 1)) * row_stride) + ib0, nbc, dec[r]); \
-                    if (amx)                                                                \
-                        packed_rows_amx(dec, yp + g0 * nb + ib0, nb, ng - narrow, nbc, acc);  \
-                    else                                                                    \
-                        for (int g = 0; g < ng - narrow; g++)                               \
-                            packed_rows_x16(dec, yp + (g0 + g) * nb + ib0, nbc, (sub), acc[g]); \
-                    if (narrow) packed_rows_x8(dec, yp + (g0 + ng - 1) * nb + ib0, nbc, (sub), acc8); \
+                    packed_groups(dec, yp + g0 * nb + ib0, nb, ng, ncols - 16 * g0, nbc, (sub), amx, &acc); \
                 }                                                                           \
                 for (int g = 0; g < ng; g++) {                                              \
                     const int64_t c0 = 16 * (g0 + g);                                       \
                     const int nc = ncols - c0 < 16 ? (int)(ncols - c0) : 16;                \
-                    for (int r = 0; r < nr; r++) {                                          \
-                        float v[16];                                                        \
-                        if (nc <= 8) _mm256_storeu_ps(v, acc8[r]);                          \
-                        else _mm512_storeu_ps(v, acc[g][r]);                                \
-                        memcpy(out + (r0 + r) * out_stride + c0, v, (size_t)nc * sizeof(float)); \
-                    }                                                                       \
+                    for (int r = 0; r < nr; r++) packed_sums_store(&acc, g, r, nc, out + (r0 + r) * out_stride + c0); \
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
         if (amx) packed_amx_release();                                                      \
     }
-#endif /* QGEMV_AVX512 */
+#endif /* QGEMV_VNNI */

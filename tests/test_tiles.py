@@ -210,35 +210,38 @@ WIDE_TILE_FORMATS = [f for f in MATMUL if f.name in ("iq2_xxs", "iq2_xs", "iq2_s
 
 
 @pytest.mark.parametrize("fmt", WIDE_TILE_FORMATS, ids=ids)
-@pytest.mark.parametrize("batch", [9, 15, 16, 17, 32, 45, 80])
+@pytest.mark.parametrize("batch", [6, 9, 15, 16, 17, 32, 45, 80])
 @pytest.mark.parametrize("rows", [5, 19])
 def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa):
     """Past 8 columns the IQ grid and iq1_s tiles decode a row's super-blocks once, 16 at a time
     (iq1_s: 4 rows of 4), for up to 32 columns (src/tiles.h); on AVX-512 the IQ grids take 8
     columns and more from packed columns, 8 rows by 8 super-blocks decoded for up to 64 columns
-    (src/packed_tile.h).  5 and 19 rows (passes of 4 or 8 rows and what is left, repeated rows
-    filling a pass) of 37 super-blocks (full chunks and a partial one) against batches on both
-    sides of 16 and of 64 (a group of 16 with one column, groups past the first decode) still
-    give every column vec_dot's bits."""
+    (src/packed_tile.h), on AVX-VNNI 6 and more, 4 rows at a time, 8 columns a vector.  5 and 19
+    rows (passes of 4 or 8 rows and what is left, repeated rows filling a pass) of 37 super-blocks
+    (full chunks and a partial one) against batches on both sides of 8, 16 and 64 (a vector with
+    one column, groups past the first decode) still give every column vec_dot's bits."""
     cols = 37 * fmt.block_size
     m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
-def test_avx512_variants_multiply_from_packed_columns_where_that_is_faster():
+def test_vnni_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
-    is faster) run the packed VNNI tile on AVX-512 variants; so do test_panels_give_vec_dot_bits'
-    batches of 8 and more over a prepared matrix's panels, iq1_s's and iq1_m's included.  f32
-    and f16 take none: their panels and their GGUF rows' tile meet every batch as it comes
-    (src/formats/float_panels.h), and so do bf16's."""
-    packed = {"iq2_xxs": 8, "iq2_xs": 8, "iq2_s": 8, "iq3_xxs": 8, "iq3_s": 8, "iq1_s": 8, "iq1_m": 16}
+    is faster) run the packed VNNI tile on the AVX-512 and AVX-VNNI variants; so do
+    test_panels_give_vec_dot_bits' batches of 8 and more over a prepared matrix's panels, iq1_s's
+    and iq1_m's included.  f32 and f16 take none: their panels and their GGUF rows' tile meet
+    every batch as it comes (src/formats/float_panels.h), and so do bf16's."""
+    grids = ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s")
+    # (from the GGUF rows, from a prepared matrix's panels: the IQ grids' codes, iq1's trits)
+    avx512 = {**{g: (8, 8) for g in grids}, "iq1_s": (8, 8), "iq1_m": (16, 8)}
+    # AVX-VNNI's own tiles have 16 vector registers, not 32: the packed tile pays sooner
+    avxvnni = {**{g: (6, 6) for g in grids}, "iq1_s": (8, 12), "iq1_m": (6, 6)}
     for isa in _kernels.COMPILED_ISAS:
-        avx512 = isa.startswith("avx512")
+        packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: packed.get(f.name, 0) if avx512 else 0 for f in MATMUL}, isa
-        # from a prepared matrix's panels (the IQ grids' codes, iq1_s's and iq1_m's trits), from 8 on
+            f.name: packed.get(f.name, (0, 0))[0] for f in MATMUL}, isa
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
-            f.name: 8 if avx512 and f.name in packed else 0 for f in MATMUL}, isa
+            f.name: packed.get(f.name, (0, 0))[1] for f in MATMUL}, isa
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)

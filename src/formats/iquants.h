@@ -384,13 +384,31 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
     }                                                                                      \
     QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, 1)
 
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
 /* scales16_<name>'s 16 scales (first halves in lane 0, second halves in lane 1) -> s[2 k + h] */
 static inline void iq_store_scales_i32(__m256i scales16, int32_t s[QK_K / 16]) {
     const __m128i first = _mm256_castsi256_si128(scales16), second = _mm256_extracti128_si256(scales16, 1);
     _mm256_storeu_si256((__m256i *)s, _mm256_cvtepi16_epi32(_mm_unpacklo_epi16(first, second)));
     _mm256_storeu_si256((__m256i *)(s + 8), _mm256_cvtepi16_epi32(_mm_unpackhi_epi16(first, second)));
 }
+/* iq_decode_u8_<name>: a super-block as the packed VNNI tile reads it (src/packed_tile.h), u = q +
+ * 64 from grid_<name>'s 32 magnitudes and signs at a time, the scales 2 s + 1 per 16 values, d0 =
+ * d_x factor: a GGUF block's on AVX-VNNI, a code block's (grid_codes.h) everywhere */
+#define QGEMV_DEFINE_DECODE_U8_BY_GRID(name, factor)                                       \
+    static void iq_decode_u8_##name(const block_##name *b, qgemv_decoded_u8 *dec) {        \
+        uint16_t ix_[QK_K / 4];                                                            \
+        const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, b, ix_);                          \
+        for (int ib32 = 0; ib32 < QK_K / 32; ib32++) {                                     \
+            qgemv_signs_32 sgn;                                                            \
+            const __m256i mag = grid_##name(b, ib32, &sgn, ix);                            \
+            _mm256_storeu_si256((__m256i *)(dec->u + 32 * ib32),                           \
+                                _mm256_add_epi8(qgemv_with_signs_32(mag, sgn), _mm256_set1_epi8(64))); \
+        }                                                                                  \
+        iq_store_scales_i32(scales16_##name(b), dec->s);                                   \
+        dec->d0 = qgemv_fp16_to_fp32(b->d) * (factor);                                     \
+    }
+#endif
+#if defined(QGEMV_AVX512)
 /* sub-blocks 2 p and 2 p + 1 as 64 magnitudes by one gather, sgn their 64 sign bits (the
  * packed tile's decode: a gather for 8 or 16 table entries where grid_<name> extracts each
  * index and blends its entry in, 3 operations an entry) */
@@ -435,6 +453,10 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
         iq_store_scales_i32(scales16_##name(b), dec->s);                                   \
         dec->d0 = qgemv_fp16_to_fp32(b->d) * (factor);                                     \
     }                                                                                      \
+    QGEMV_DEFINE_PACKED_TILE(name, iq_decode_u8_##name, sub)
+#elif defined(QGEMV_VNNI)
+#define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)                                     \
+    QGEMV_DEFINE_DECODE_U8_BY_GRID(name, factor)                                           \
     QGEMV_DEFINE_PACKED_TILE(name, iq_decode_u8_##name, sub)
 #else
 #define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)
@@ -497,7 +519,7 @@ QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_xxs)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_s)
 
 /* (name, factor): vec_dot and the row tiles; (name, factor, values per scale): the packed VNNI
- * tile (AVX-512) over the GGUF rows (grid_codes.h's code blocks have both their own) */
+ * tile (AVX-512, AVX-VNNI) over the GGUF rows (grid_codes.h's code blocks have both their own) */
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
@@ -515,14 +537,16 @@ QGEMV_DEFINE_PACKED_TILE_IQ(iq3_s, 1.0f, 32)
 #else
 #define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
 /* (name, from how many columns, the activations packed); below, the GGUF rows' tiles or the
- * code blocks' (grid_codes.h).  The packed tile over the code blocks beats the code blocks' own
- * tiles from 8 columns on (C harness, 4096 x 4096, 1 thread, batch 8: iq3_xxs 1.11-1.26x, iq3_s
- * 1.01-1.11x; batch 6: 0.92x), and at 32 columns every code tile ran 2x slower than the packed
- * one over the GGUF rows */
-#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, 8, q8_K) X(iq2_xs, 8, q8_K) X(iq2_s, 8, q8_K) X(iq3_xxs, 8, q8_K) \
-    X(iq3_s, 8, q8_K)
+ * code blocks' (grid_codes.h).  On AVX-512 the packed tile over the code blocks beats the code
+ * blocks' own tiles from 8 columns on (C harness, 4096 x 4096, 1 thread, batch 8: iq3_xxs
+ * 1.11-1.26x, iq3_s 1.01-1.11x; batch 6: 0.92x), and at 32 columns every code tile ran 2x slower
+ * than the packed one over the GGUF rows.  AVX-VNNI's tiles, in 16 registers, lose from 6 on
+ * (Intel Xeon as AVX-VNNI, 4096 x 4096, 2 threads, batch 6: the code blocks' 0.94-1.19 ms, packed
+ * 0.84-0.98; the GGUF rows' 1.24-1.28, packed 1.01-1.17; batch 5 0.73-0.97 against 0.80-0.94) */
+#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, QGEMV_PACKED_FROM(8, 6), q8_K) X(iq2_xs, QGEMV_PACKED_FROM(8, 6), q8_K) \
+    X(iq2_s, QGEMV_PACKED_FROM(8, 6), q8_K) X(iq3_xxs, QGEMV_PACKED_FROM(8, 6), q8_K) X(iq3_s, QGEMV_PACKED_FROM(8, 6), q8_K)
 #else
 #define QGEMV_PACKED_TILES_IQUANTS(X)
 #endif
