@@ -12,7 +12,9 @@
  *     t = sum_k (2 s_k + 1) (sum_j u_j a_j - 64 sum_j a_j) = sum_k (2 s_k + 1) sum_j q_j a_j,
  * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
  * nbias; then acc = fma(t d0, d_y, acc).  That is vec_dot's arithmetic for these formats
- * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  One weight dword,
+ * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  The K-quants whose
+ * levels fit too (q3_K, q6_K: on AVX-VNNI, src/formats/kquants.h) take theirs instead, s_k their
+ * scales, acc = fma(t, d_y d0, acc).  One weight dword,
  * broadcast, meets 16 columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the
  * per-row kernels (signs onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
  */
@@ -54,7 +56,7 @@ static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_str
 typedef struct {
     _Alignas(64) uint8_t u[QK_K];   /* q + 64 */
     int32_t s[QK_K / 16];     /* 2 s + 1 of each 16 values */
-    float d0;                 /* d_x factor */
+    float d0;                 /* d_x factor (the K-quants: d_x) */
 } qgemv_decoded_u8;
 
 enum {
@@ -69,16 +71,24 @@ enum {
     QGEMV_PACKED_GROUPS = 4   /* groups of 16 columns per decode */
 };
 
+/* a super-block's step of the accumulators from its exact sums t (the format's vec_dot's): the
+ * IQ formats' acc = fma(t d0, d_y, acc), the K-quants' acc = fma(t, d_y d0, acc) */
+enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1 };
+#define QGEMV_PACKED_STEP(pfx, step, t, d0, dy, acc)                                           \
+    ((step) == QGEMV_PACKED_STEP_K                                                             \
+         ? pfx##_fmadd_ps(pfx##_cvtepi32_ps(t), pfx##_mul_ps(dy, pfx##_set1_ps(d0)), acc)      \
+         : pfx##_fmadd_ps(pfx##_mul_ps(pfx##_cvtepi32_ps(t), pfx##_set1_ps(d0)), dy, acc))
+
 /* packed_rows_x<W>: QGEMV_PACKED_ROWS decoded rows x W columns of a packed group (from column
  * c0: 0, or 8 for a 256-bit vector's second half) over nbc super-blocks, acc[r] the rows'
- * accumulators (columns in lanes); sub = values per scale, 16 or 32.  W = 16 in a 512-bit
+ * accumulators (columns in lanes); sub = values per scale, 16 or 32; step: QGEMV_PACKED_STEP's.  W = 16 in a 512-bit
  * vector; W = 8 in a 256-bit one: AVX-VNNI's, and AVX-512's for a last group of at most 8
  * columns (a batch of 8: two 256-bit vpdpbusd a cycle where the CPU has them, half the work
  * of the 512-bit kernel with 8 lanes idle) */
 #define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps, dpbusd)                         \
     QGEMV_ALWAYS_INLINE void packed_rows_x##W(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], \
                                               const block_q8_Kx16c *y, int64_t nbc, const int sub, \
-                                              const int c0, vf *acc) {                      \
+                                              const int step, const int c0, vf *acc) {      \
         enum { R = QGEMV_PACKED_ROWS };                                                     \
         for (int64_t k = 0; k < nbc; k++) {                                                 \
             vi t[R];                                                                        \
@@ -104,7 +114,7 @@ enum {
             }                                                                               \
             const vf dy = loadps(&y[k].d[c0]);                                              \
             for (int r = 0; r < R; r++)                                                     \
-                acc[r] = pfx##_fmadd_ps(pfx##_mul_ps(pfx##_cvtepi32_ps(t[r]), pfx##_set1_ps(dec[r][k].d0)), dy, acc[r]); \
+                acc[r] = QGEMV_PACKED_STEP(pfx, step, t[r], dec[r][k].d0, dy, acc[r]);     \
         }                                                                                   \
     }
 #define QGEMV_LOAD_512(p) _mm512_load_si512(p)
@@ -133,7 +143,8 @@ QGEMV_AMX_TARGET static void packed_amx_configure(void) {
 /* the 8 decoded rows against ng full groups of 16 columns (y + g nb: group g's blocks) over nbc
  * super-blocks, acc[g][r] as packed_rows_x16's */
 QGEMV_AMX_TARGET static void packed_rows_amx(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
-                                             int64_t nb, int ng, int64_t nbc, __m512 (*acc)[QGEMV_PACKED_ROWS]) {
+                                             int64_t nb, int ng, int64_t nbc, const int step,
+                                             __m512 (*acc)[QGEMV_PACKED_ROWS]) {
     enum { R = QGEMV_PACKED_ROWS };
     _Alignas(64) int8_t H[R][QK_K];
     _Alignas(64) uint8_t L[R][QK_K];
@@ -170,7 +181,7 @@ QGEMV_AMX_TARGET static void packed_rows_amx(const qgemv_decoded_u8 (*dec)[QGEMV
             for (int r = 0; r < R; r++) {
                 const __m512i t = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512((const void *)sums[0][r]), 6),
                                                    _mm512_load_si512((const void *)sums[1][r]));
-                acc[g][r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(dec[r][k].d0)), dy, acc[g][r]);
+                acc[g][r] = QGEMV_PACKED_STEP(_mm512, step, t, dec[r][k].d0, dy, acc[g][r]);
             }
         }
     }
@@ -194,14 +205,14 @@ typedef struct {
     __m256 last8[QGEMV_PACKED_ROWS];   /* a last group of at most 8 columns */
 } qgemv_packed_sums;
 QGEMV_ALWAYS_INLINE void packed_groups(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
-                                       int64_t nb, int ng, int64_t ncols, int64_t nbc, const int sub, int amx,
+                                       int64_t nb, int ng, int64_t ncols, int64_t nbc, const int sub, const int step, int amx,
                                        qgemv_packed_sums *acc) {
     const int narrow = ncols - 16 * (ng - 1) <= 8;
     if (amx)
-        packed_rows_amx(dec, y, nb, ng - narrow, nbc, acc->g);
+        packed_rows_amx(dec, y, nb, ng - narrow, nbc, step, acc->g);
     else
-        for (int g = 0; g < ng - narrow; g++) packed_rows_x16(dec, y + g * nb, nbc, sub, 0, acc->g[g]);
-    if (narrow) packed_rows_x8(dec, y + (ng - 1) * nb, nbc, sub, 0, acc->last8);
+        for (int g = 0; g < ng - narrow; g++) packed_rows_x16(dec, y + g * nb, nbc, sub, step, 0, acc->g[g]);
+    if (narrow) packed_rows_x8(dec, y + (ng - 1) * nb, nbc, sub, step, 0, acc->last8);
 }
 /* row r's nc <= 16 sums of group g */
 static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r, int nc, float *out) {
@@ -215,11 +226,11 @@ typedef struct {
     __m256 g[QGEMV_PACKED_GROUPS][2][QGEMV_PACKED_ROWS];   /* columns 0-7 and 8-15 of a group */
 } qgemv_packed_sums;
 QGEMV_ALWAYS_INLINE void packed_groups(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
-                                       int64_t nb, int ng, int64_t ncols, int64_t nbc, const int sub, int amx,
+                                       int64_t nb, int ng, int64_t ncols, int64_t nbc, const int sub, const int step, int amx,
                                        qgemv_packed_sums *acc) {
     (void)amx;
     for (int g = 0; g < ng; g++)
-        for (int h = 0; h < 2 && 16 * g + 8 * h < ncols; h++) packed_rows_x8(dec, y + g * nb, nbc, sub, 8 * h, acc->g[g][h]);
+        for (int h = 0; h < 2 && 16 * g + 8 * h < ncols; h++) packed_rows_x8(dec, y + g * nb, nbc, sub, step, 8 * h, acc->g[g][h]);
 }
 static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r, int nc, float *out) {
     float v[16];
@@ -236,6 +247,11 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
 #define QGEMV_DEFINE_PACKED_TILE(name, decode, sub) QGEMV_DEFINE_PACKED_TILE_OVER(name, block_##name, decode, sub)
 /* packed_tile_<fname> over rows of `block` (a prepared layout's: grid_codes.h, iq1.h) */
 #define QGEMV_DEFINE_PACKED_TILE_OVER(fname, block, decode, sub)                              \
+    QGEMV_DEFINE_PACKED_TILE_STEP(fname, block, decode, sub, QGEMV_PACKED_STEP_IQ)
+/* the same with the K-quants' step (kquants.h) */
+#define QGEMV_DEFINE_PACKED_TILE_K(name, decode, sub)                                         \
+    QGEMV_DEFINE_PACKED_TILE_STEP(name, block_##name, decode, sub, QGEMV_PACKED_STEP_K)
+#define QGEMV_DEFINE_PACKED_TILE_STEP(fname, block, decode, sub, step)                        \
     QGEMV_NEVER_INLINE void packed_decode_##fname(const block *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
         for (int64_t k = 0; k < nbc; k++) {                                                 \
             QGEMV_PREFETCH_L1_STREAM(&x[k], sizeof(x[0]));                                  \
@@ -262,7 +278,7 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
                     for (int r = 0; r < R; r++)                                             \
                         packed_decode_##fname((const block *)((const uint8_t *)w +          \
                                              (r0 + (r < nr ? r : nr - 1)) * row_stride) + ib0, nbc, dec[r]); \
-                    packed_groups(dec, yp + g0 * nb + ib0, nb, ng, ncols - 16 * g0, nbc, (sub), amx, &acc); \
+                    packed_groups(dec, yp + g0 * nb + ib0, nb, ng, ncols - 16 * g0, nbc, (sub), (step), amx, &acc); \
                 }                                                                           \
                 for (int g = 0; g < ng; g++) {                                              \
                     const int64_t c0 = 16 * (g0 + g);                                       \

@@ -724,6 +724,46 @@ static void dequant_row_q6_K(const void *restrict src, float *restrict dst, int6
     }
 }
 
+#if defined(QGEMV_VNNI) && !defined(QGEMV_AVX512)
+/* q3_K's and q6_K's super-blocks as the packed VNNI tile reads them on AVX-VNNI (src/packed_tile.h:
+ * their levels fit its bytes u = q + 64, [60, 67] and [32, 95]): their 16 scales as int32, d0 = d,
+ * and the K-quants' step acc = fma((float) t, d_y d, acc) on the same exact t = sum_s sc_s sum q p:
+ * vec_dot's bits.  One weight dword meets 8 columns a vpdpbusd where the batch tiles above spend
+ * maddubs and vpdpwssd on a column's 32 values (the AVX-512 variants take panels and AMX tiles) */
+static void k_decode_u8_q3_K(const block_q3_K *b, qgemv_decoded_u8 *dec) {
+    const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->hmask), lift = _mm256_set1_epi8(60);
+    for (int h = 0; h < 2; h++) {
+        const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+        for (int m = 0; m < 4; m++)
+            _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * m),
+                                _mm256_add_epi8(qgemv_k3_levels(bits, hbits, 4 * h + m), lift));
+    }
+    const __m128i sc = qgemv_k3_scales(b->scales);
+    _mm256_storeu_si256((__m256i *)dec->s, _mm256_cvtepi8_epi32(sc));
+    _mm256_storeu_si256((__m256i *)(dec->s + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
+    dec->d0 = qgemv_k_half(b->d);
+}
+static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
+    for (int h = 0; h < 2; h++) {
+        __m256i u[4];
+        qgemv_k6_levels(b, h, u);
+        for (int k = 0; k < 4; k++)
+            _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * k), _mm256_add_epi8(u[k], _mm256_set1_epi8(32)));
+    }
+    const __m128i sc = _mm_loadu_si128((const __m128i *)b->scales);
+    _mm256_storeu_si256((__m256i *)dec->s, _mm256_cvtepi8_epi32(sc));
+    _mm256_storeu_si256((__m256i *)(dec->s + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
+    dec->d0 = qgemv_k_half(b->d);
+}
+QGEMV_DEFINE_PACKED_TILE_K(q3_K, k_decode_u8_q3_K, 16)
+QGEMV_DEFINE_PACKED_TILE_K(q6_K, k_decode_u8_q6_K, 16)
+/* (name, from how many columns, act) */
+#define QGEMV_PACKED_TILES_KQUANTS(X) X(q3_K, 8, q8_K) X(q6_K, 8, q8_K)
+#endif
+
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_KQUANTS(X) X(q2_K, q8_K) X(q3_K, q8_K) X(q4_K, q8_K) X(q5_K, q8_K) X(q6_K, q8_K)
 #endif /* QGEMV_AVX2 */
+#ifndef QGEMV_PACKED_TILES_KQUANTS
+#define QGEMV_PACKED_TILES_KQUANTS(X)
+#endif
