@@ -55,8 +55,12 @@ static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_str
 /* a weight super-block as the packed tile reads it */
 typedef struct {
     _Alignas(64) uint8_t u[QK_K];   /* q + 64 */
-    int32_t s[QK_K / 16];     /* 2 s + 1 of each 16 values */
+    int32_t s[QK_K / 16];     /* 2 s + 1 of each 16 values (the K-quants: their scales) */
     float d0;                 /* d_x factor (the K-quants: d_x) */
+    /* the K-quants with minimums: the m of values 32 p .. 32 p + 15 and of 32 p + 16 .. 32 p +
+     * 31 as an int16 pair, and dmin */
+    int32_t mpair[QK_K / 32];
+    float dmin;
 } qgemv_decoded_u8;
 
 enum {
@@ -72,10 +76,12 @@ enum {
 };
 
 /* a super-block's step of the accumulators from its exact sums t (the format's vec_dot's): the
- * IQ formats' acc = fma(t d0, d_y, acc), the K-quants' acc = fma(t, d_y d0, acc) */
-enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1 };
+ * IQ formats' acc = fma(t d0, d_y, acc), the K-quants' acc = fma(t, d_y d0, acc), and with
+ * minimums (q2_K, q4_K, q5_K) then acc = fma(-msum, d_y dmin, acc), msum = sum_s m_s bsum_s
+ * (kquants.h's fma(-(d_y dmin), msum, acc): the same bits; q5_K on AVX-VNNI) */
+enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN = 2 };
 #define QGEMV_PACKED_STEP(pfx, step, t, d0, dy, acc)                                           \
-    ((step) == QGEMV_PACKED_STEP_K                                                             \
+    ((step) != QGEMV_PACKED_STEP_IQ                                                            \
          ? pfx##_fmadd_ps(pfx##_cvtepi32_ps(t), pfx##_mul_ps(dy, pfx##_set1_ps(d0)), acc)      \
          : pfx##_fmadd_ps(pfx##_mul_ps(pfx##_cvtepi32_ps(t), pfx##_set1_ps(d0)), dy, acc))
 
@@ -85,7 +91,7 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1 };
  * vector; W = 8 in a 256-bit one: AVX-VNNI's, and AVX-512's for a last group of at most 8
  * columns (a batch of 8: two 256-bit vpdpbusd a cycle where the CPU has them, half the work
  * of the 512-bit kernel with 8 lanes idle) */
-#define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps, dpbusd)                         \
+#define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps, dpbusd, dpwssd)                 \
     QGEMV_ALWAYS_INLINE void packed_rows_x##W(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], \
                                               const block_q8_Kx16c *y, int64_t nbc, const int sub, \
                                               const int step, const int c0, vf *acc) {      \
@@ -115,14 +121,30 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1 };
             const vf dy = loadps(&y[k].d[c0]);                                              \
             for (int r = 0; r < R; r++)                                                     \
                 acc[r] = QGEMV_PACKED_STEP(pfx, step, t[r], dec[r][k].d0, dy, acc[r]);     \
+            if (step == QGEMV_PACKED_STEP_KMIN) {                                           \
+                /* -msum: the columns' 16-value sums -bsum = nbias / 64 in int16 pairs, against \
+                 * the rows' minimum pairs (vpdpwssd) */                                    \
+                vi m[R];                                                                    \
+                for (int r = 0; r < R; r++) m[r] = pfx##_set1_epi32(0);                     \
+                for (int p = 0; p < QK_K / 32; p++) {                                       \
+                    const vi lo = pfx##_srai_epi32(load(&y[k].nbias[2 * p][c0]), 6);        \
+                    const vi hi = pfx##_srai_epi32(load(&y[k].nbias[2 * p + 1][c0]), 6);    \
+                    const vi pair = pfx##_add_epi32(pfx##_srli_epi32(pfx##_slli_epi32(lo, 16), 16), \
+                                                    pfx##_slli_epi32(hi, 16));              \
+                    for (int r = 0; r < R; r++) m[r] = dpwssd(m[r], pfx##_set1_epi32(dec[r][k].mpair[p]), pair); \
+                }                                                                           \
+                for (int r = 0; r < R; r++)                                                 \
+                    acc[r] = pfx##_fmadd_ps(pfx##_cvtepi32_ps(m[r]), pfx##_mul_ps(dy, pfx##_set1_ps(dec[r][k].dmin)), acc[r]); \
+            }                                                                               \
         }                                                                                   \
     }
 #define QGEMV_LOAD_512(p) _mm512_load_si512(p)
 #define QGEMV_LOAD_256(p) _mm256_load_si256((const __m256i *)(p))
 #if defined(QGEMV_AVX512)
-QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps, _mm512_dpbusd_epi32)
+QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps, _mm512_dpbusd_epi32,
+                         _mm512_dpwssd_epi32)
 #endif
-QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps, qgemv_dpbusd_256)
+QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps, qgemv_dpbusd_256, qgemv_dpwssd_256)
 
 #if defined(QGEMV_AMX)
 /* On AMX (qgemv_amx_tiles), the groups of 16 columns take each super-block's t from tiles:
@@ -141,7 +163,8 @@ QGEMV_AMX_TARGET static void packed_amx_configure(void) {
     qgemv_tile_configure(rows);
 }
 /* the 8 decoded rows against ng full groups of 16 columns (y + g nb: group g's blocks) over nbc
- * super-blocks, acc[g][r] as packed_rows_x16's */
+ * super-blocks, acc[g][r] as packed_rows_x16's (the IQ formats' and K steps: no format with
+ * minimums takes the packed tile on AVX-512) */
 QGEMV_AMX_TARGET static void packed_rows_amx(const qgemv_decoded_u8 (*dec)[QGEMV_PACKED_CHUNK], const block_q8_Kx16c *y,
                                              int64_t nb, int ng, int64_t nbc, const int step,
                                              __m512 (*acc)[QGEMV_PACKED_ROWS]) {
@@ -248,9 +271,9 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
 /* packed_tile_<fname> over rows of `block` (a prepared layout's: grid_codes.h, iq1.h) */
 #define QGEMV_DEFINE_PACKED_TILE_OVER(fname, block, decode, sub)                              \
     QGEMV_DEFINE_PACKED_TILE_STEP(fname, block, decode, sub, QGEMV_PACKED_STEP_IQ)
-/* the same with the K-quants' step (kquants.h) */
-#define QGEMV_DEFINE_PACKED_TILE_K(name, decode, sub)                                         \
-    QGEMV_DEFINE_PACKED_TILE_STEP(name, block_##name, decode, sub, QGEMV_PACKED_STEP_K)
+/* the same with the K-quants' step, step QGEMV_PACKED_STEP_K or _KMIN (kquants.h) */
+#define QGEMV_DEFINE_PACKED_TILE_K(name, decode, sub, step)                                   \
+    QGEMV_DEFINE_PACKED_TILE_STEP(name, block_##name, decode, sub, step)
 #define QGEMV_DEFINE_PACKED_TILE_STEP(fname, block, decode, sub, step)                        \
     QGEMV_NEVER_INLINE void packed_decode_##fname(const block *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
         for (int64_t k = 0; k < nbc; k++) {                                                 \
