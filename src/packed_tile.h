@@ -13,10 +13,10 @@
  * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
  * nbias; then acc = fma(t d0, d_y, acc).  That is vec_dot's arithmetic for these formats
  * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  The K-quants whose
- * levels fit too (q3_K, q6_K: on AVX-VNNI, src/formats/kquants.h) take theirs instead, s_k their
- * scales, acc = fma(t, d_y d0, acc).  One weight dword,
- * broadcast, meets 16 columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the
- * per-row kernels (signs onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
+ * levels fit too (q3_K, q5_K, q6_K: on AVX-VNNI, src/formats/kquants.h) take their vec_dot's
+ * step instead (QGEMV_PACKED_STEP), s_k their scales.  One weight dword, broadcast, meets 16
+ * columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the per-row kernels (signs
+ * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
  */
 
 #if defined(QGEMV_VNNI)
@@ -77,8 +77,8 @@ enum {
 
 /* a super-block's step of the accumulators from its exact sums t (the format's vec_dot's): the
  * IQ formats' acc = fma(t d0, d_y, acc), the K-quants' acc = fma(t, d_y d0, acc), and with
- * minimums (q2_K, q4_K, q5_K) then acc = fma(-msum, d_y dmin, acc), msum = sum_s m_s bsum_s
- * (kquants.h's fma(-(d_y dmin), msum, acc): the same bits; q5_K on AVX-VNNI) */
+ * minimums (q5_K) then acc = fma(-msum, d_y dmin, acc), msum = sum_s m_s bsum_s (kquants.h's
+ * fma(-(d_y dmin), msum, acc): the same bits) */
 enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN = 2 };
 #define QGEMV_PACKED_STEP(pfx, step, t, d0, dy, acc)                                           \
     ((step) != QGEMV_PACKED_STEP_IQ                                                            \
@@ -87,8 +87,8 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN
 
 /* packed_rows_x<W>: QGEMV_PACKED_ROWS decoded rows x W columns of a packed group (from column
  * c0: 0, or 8 for a 256-bit vector's second half) over nbc super-blocks, acc[r] the rows'
- * accumulators (columns in lanes); sub = values per scale, 16 or 32; step: QGEMV_PACKED_STEP's.  W = 16 in a 512-bit
- * vector; W = 8 in a 256-bit one: AVX-VNNI's, and AVX-512's for a last group of at most 8
+ * accumulators (columns in lanes); sub = values per scale, 16 or 32; step: QGEMV_PACKED_STEP's.
+ * W = 16 in a 512-bit vector; W = 8 in a 256-bit one: AVX-VNNI's, and AVX-512's for a last group of at most 8
  * columns (a batch of 8: two 256-bit vpdpbusd a cycle where the CPU has them, half the work
  * of the 512-bit kernel with 8 lanes idle) */
 #define QGEMV_DEFINE_PACKED_ROWS(W, pfx, vi, vf, load, loadps, dpbusd, dpwssd)                 \
