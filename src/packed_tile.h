@@ -38,6 +38,7 @@ static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_str
                 p[ib].nbias[k][c] = -64 * sum;
             }
             p[ib].d[c] = y->d;
+            for (int k = 0; k < QK_K / 32; k++) memcpy(p[ib].bsum2[k][c], y->bsums + 2 * k, 4);
         }
     }
 }
@@ -77,8 +78,8 @@ enum {
 
 /* a super-block's step of the accumulators from its exact sums t (the format's vec_dot's): the
  * IQ formats' acc = fma(t d0, d_y, acc), the K-quants' acc = fma(t, d_y d0, acc), and with
- * minimums (q5_K) then acc = fma(-msum, d_y dmin, acc), msum = sum_s m_s bsum_s (kquants.h's
- * fma(-(d_y dmin), msum, acc): the same bits) */
+ * minimums (q2_K, q4_K, q5_K) then acc = fma(-(d_y dmin), msum, acc), msum = sum_s m_s bsum_s
+ * (kquants.h's) */
 enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN = 2 };
 #define QGEMV_PACKED_STEP(pfx, step, t, d0, dy, acc)                                           \
     ((step) != QGEMV_PACKED_STEP_IQ                                                            \
@@ -122,19 +123,16 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN
             for (int r = 0; r < R; r++)                                                     \
                 acc[r] = QGEMV_PACKED_STEP(pfx, step, t[r], dec[r][k].d0, dy, acc[r]);     \
             if (step == QGEMV_PACKED_STEP_KMIN) {                                           \
-                /* -msum: the columns' 16-value sums -bsum = nbias / 64 in int16 pairs, against \
-                 * the rows' minimum pairs (vpdpwssd) */                                    \
+                /* msum: the columns' bsum pairs against the rows' minimum pairs (vpdpwssd), \
+                 * then fnmadd: -(msum (d_y dmin)) + acc, one rounding */                   \
                 vi m[R];                                                                    \
                 for (int r = 0; r < R; r++) m[r] = pfx##_set1_epi32(0);                     \
                 for (int p = 0; p < QK_K / 32; p++) {                                       \
-                    const vi lo = pfx##_srai_epi32(load(&y[k].nbias[2 * p][c0]), 6);        \
-                    const vi hi = pfx##_srai_epi32(load(&y[k].nbias[2 * p + 1][c0]), 6);    \
-                    const vi pair = pfx##_add_epi32(pfx##_srli_epi32(pfx##_slli_epi32(lo, 16), 16), \
-                                                    pfx##_slli_epi32(hi, 16));              \
+                    const vi pair = load(y[k].bsum2[p][c0]);                                \
                     for (int r = 0; r < R; r++) m[r] = dpwssd(m[r], pfx##_set1_epi32(dec[r][k].mpair[p]), pair); \
                 }                                                                           \
                 for (int r = 0; r < R; r++)                                                 \
-                    acc[r] = pfx##_fmadd_ps(pfx##_cvtepi32_ps(m[r]), pfx##_mul_ps(dy, pfx##_set1_ps(dec[r][k].dmin)), acc[r]); \
+                    acc[r] = pfx##_fnmadd_ps(pfx##_cvtepi32_ps(m[r]), pfx##_mul_ps(dy, pfx##_set1_ps(dec[r][k].dmin)), acc[r]); \
             }                                                                               \
         }                                                                                   \
     }

@@ -235,9 +235,9 @@ def test_vnni_variants_multiply_from_packed_columns_where_that_is_faster():
     # (from the GGUF rows, from a prepared matrix's panels: the IQ grids' codes, iq1's trits)
     avx512 = {**{g: (8, 8) for g in grids}, "iq1_s": (8, 8), "iq1_m": (16, 8)}
     # AVX-VNNI's own tiles have 16 vector registers, not 32: the packed tile pays sooner, and
-    # takes q3_K's, q5_K's and q6_K's GGUF rows too (the AVX-512 variants have panels and AMX)
+    # takes the K-quants' GGUF rows too (the AVX-512 variants have panels and AMX for them)
     avxvnni = {**{g: (6, 6) for g in grids}, "iq1_s": (8, 12), "iq1_m": (6, 6),
-               "q3_K": (8, 0), "q5_K": (16, 0), "q6_K": (8, 0)}
+               "q2_K": (24, 0), "q3_K": (8, 0), "q4_K": (24, 0), "q5_K": (16, 0), "q6_K": (8, 0)}
     for isa in _kernels.COMPILED_ISAS:
         packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {

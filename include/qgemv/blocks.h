@@ -508,12 +508,14 @@ static_assert(sizeof(block_tq2_0x16) == 16 * sizeof(block_tq2_0), "wrong tq2_0x1
 /* 16 columns of q8_K activations, one super-block, columns in the lanes of a 512-bit vector
  * (src/packed_tile.h): qs[g][c] = column c's values 4 g .. 4 g + 3, nbias[k][c] = -64 times the
  * sum of column c's values 16 k .. 16 k + 15 (what the weights' bias of 64 adds), d[c] its
- * scale; columns past the batch are zeros */
+ * scale, bsum2[p][c] its bsums 2 p and 2 p + 1 as an int16 pair (a K-quant's minimums); columns
+ * past the batch are zeros */
 typedef struct {
     int8_t qs[QK_K / 4][16][4];
     int32_t nbias[QK_K / 16][16];
     float d[16];
+    int16_t bsum2[QK_K / 32][16][2];
 } block_q8_Kx16c;
-static_assert(sizeof(block_q8_Kx16c) == 16 * (QK_K + QK_K / 16 * 4 + 4), "wrong q8_Kx16c block size/padding");
+static_assert(sizeof(block_q8_Kx16c) == 16 * (QK_K + QK_K / 16 * 4 + 4 + QK_K / 32 * 4), "wrong q8_Kx16c block size/padding");
 
 #endif /* QGEMV_BLOCKS_H */

@@ -728,8 +728,9 @@ static void dequant_row_q6_K(const void *restrict src, float *restrict dst, int6
 /* q3_K's and q6_K's super-blocks as the packed VNNI tile reads them on AVX-VNNI (src/packed_tile.h:
  * their levels fit its bytes u = q + 64, [60, 67] and [32, 95]): their 16 scales as int32, d0 = d,
  * and the K-quants' step acc = fma((float) t, d_y d, acc) on the same exact t = sum_s sc_s sum q p:
- * vec_dot's bits (q5_K's below, with its minimums).  One weight dword meets 8 columns a vpdpbusd where the batch tiles above spend
- * maddubs and vpdpwssd on a column's 32 values (the AVX-512 variants take panels and AMX tiles) */
+ * vec_dot's bits (q2_K's, q4_K's and q5_K's below, with their minimums).  One weight dword meets
+ * 8 columns a vpdpbusd where the batch tiles above spend maddubs and vpdpwssd on a column's 32
+ * values (the AVX-512 variants take panels and AMX tiles) */
 static void k_decode_u8_q3_K(const block_q3_K *b, qgemv_decoded_u8 *dec) {
     const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->hmask), lift = _mm256_set1_epi8(60);
     for (int h = 0; h < 2; h++) {
@@ -755,39 +756,60 @@ static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
     _mm256_storeu_si256((__m256i *)(dec->s + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
     dec->d0 = qgemv_k_half(b->d);
 }
-/* q5_K: u = q + 64 in [64, 95], its 8 scales (each twice, per 16 values), and its minimums for
- * the K-quants' second fma, each m as an int16 pair against the columns' two 16-value sums of
- * its sub-block.  Only q5_K: q4_K's and q2_K's own panel batches (int16 sums, bytes scaled once
- * for all columns) ran as fast or faster (Intel Xeon as AVX-VNNI, 4096 x 4096, 2 threads, the
- * packed tile against them: q4_K batch 8 / 16 / 32 0.88 / 1.48 / 2.83 ms against 0.75 / 1.42 /
- * 3.00, q2_K 1.00 / 1.68 / 3.08 against 0.79 / 1.57 / 3.20), and q5_K's from 16 columns on
- * (batch 12 1.57 against 1.35-1.40, 16 1.52-1.56 against 1.83-1.86, 32 2.94 against 3.83) */
-static void k_decode_u8_q5_K(const block_q5_K *b, qgemv_decoded_u8 *dec) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), lift = _mm256_set1_epi8(64);
-    const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->qh);
-    for (int c = 0; c < 4; c++) {   /* values 64 c .. 64 c + 31: low nibbles; 64 c + 32 ..: high */
-        const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
-        const __m256i u0 = _mm256_or_si256(_mm256_and_si256(bits, low4), QGEMV_K_BIT_TO(hbits, 2 * c, 4));
-        const __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), low4),
-                                           QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));
-        _mm256_storeu_si256((__m256i *)(dec->u + 64 * c), _mm256_add_epi8(u0, lift));
-        _mm256_storeu_si256((__m256i *)(dec->u + 64 * c + 32), _mm256_add_epi8(u1, lift));
+/* q2_K, q4_K and q5_K: u = q + 64 ([64, 67], [64, 79], [64, 95]), their scales (q4_K's and q5_K's
+ * each twice, per 16 values), and their minimums for the K-quants' second fma as int16 pairs
+ * against the packed columns' bsum pairs (a 32-value sub-block's m twice).  Their own panel
+ * batches (int16 sums; q2_K's levels scaled in bytes once for all columns) run 8 columns as
+ * fast or faster: the packed tile pays from 24 columns for q2_K and q4_K, from 16 for q5_K
+ * (Intel Xeon as AVX-VNNI, 4096 x 4096, 2 threads, panels against the packed tile, batch 8 /
+ * 16 / 24 / 32: q2_K 0.80 / 1.58 / 2.35-2.58 / 3.11-3.12 ms against 0.99-1.01 / 1.60-1.64 /
+ * 2.26-2.28 / 2.90-2.95, q4_K 0.73 / 1.36-1.44 / 2.07-2.18 / 2.72-2.88 against 0.85 / 1.41-1.43
+ * / 2.03-2.04 / 2.54-2.61; q5_K batch 12 1.35-1.40 against 1.57, 16 1.83-1.86 against
+ * 1.53-1.56, 32 3.61-3.66 against 2.62-2.73) */
+static void k_decode_u8_q2_K(const block_q2_K *b, qgemv_decoded_u8 *dec) {
+    const __m256i lift = _mm256_set1_epi8(64);
+    for (int h = 0; h < 2; h++) {
+        const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
+        for (int m = 0; m < 4; m++)
+            _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * m), _mm256_add_epi8(qgemv_k_low2(bits, m), lift));
     }
-    uint8_t sm[16];   /* sc0..3, mn0..3, sc4..7, mn4..7 */
-    _mm_storeu_si128((__m128i *)sm, qgemv_k4_scales_mins(b->scales));
-    for (int s = 0; s < QK_K / 32; s++) {
-        const int sc = sm[s < 4 ? s : s + 4], mn = sm[s < 4 ? s + 4 : s + 8];
-        dec->s[2 * s] = dec->s[2 * s + 1] = sc;
-        dec->mpair[s] = mn | mn << 16;
-    }
+    for (int s = 0; s < QK_K / 16; s++) dec->s[s] = b->scales[s] & 0x0f;
+    for (int p = 0; p < QK_K / 32; p++) dec->mpair[p] = (b->scales[2 * p] >> 4) | (b->scales[2 * p + 1] >> 4) << 16;
     dec->d0 = qgemv_k_half(b->d);
     dec->dmin = qgemv_k_half(b->dmin);
 }
+#define QGEMV_DEFINE_K_DECODE_U8_K4(name, HIGH_BIT)                                        \
+    static void k_decode_u8_##name(const block_##name *b, qgemv_decoded_u8 *dec) {         \
+        const __m256i low4 = _mm256_set1_epi8(0x0f), lift = _mm256_set1_epi8(64);          \
+        HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->qh);)        \
+        for (int c = 0; c < 4; c++) {   /* values 64 c ..: low nibbles; 64 c + 32 ..: high */ \
+            const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));     \
+            __m256i u0 = _mm256_and_si256(bits, low4);                                     \
+            __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);               \
+            HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));              \
+                     u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)         \
+            _mm256_storeu_si256((__m256i *)(dec->u + 64 * c), _mm256_add_epi8(u0, lift));  \
+            _mm256_storeu_si256((__m256i *)(dec->u + 64 * c + 32), _mm256_add_epi8(u1, lift)); \
+        }                                                                                  \
+        uint8_t sm[16];   /* sc0..3, mn0..3, sc4..7, mn4..7 */                             \
+        _mm_storeu_si128((__m128i *)sm, qgemv_k4_scales_mins(b->scales));                  \
+        for (int s = 0; s < QK_K / 32; s++) {                                              \
+            const int sc = sm[s < 4 ? s : s + 4], mn = sm[s < 4 ? s + 4 : s + 8];          \
+            dec->s[2 * s] = dec->s[2 * s + 1] = sc;                                        \
+            dec->mpair[s] = mn | mn << 16;                                                 \
+        }                                                                                  \
+        dec->d0 = qgemv_k_half(b->d);                                                      \
+        dec->dmin = qgemv_k_half(b->dmin);                                                 \
+    }
+QGEMV_DEFINE_K_DECODE_U8_K4(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_K_DECODE_U8_K4(q5_K, QGEMV_K_HIGH_BIT)
+QGEMV_DEFINE_PACKED_TILE_K(q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_K(q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
+QGEMV_DEFINE_PACKED_TILE_K(q4_K, k_decode_u8_q4_K, 32, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_K(q5_K, k_decode_u8_q5_K, 32, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_K(q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
 /* (name, from how many columns, act) */
-#define QGEMV_PACKED_TILES_KQUANTS(X) X(q3_K, 8, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
+#define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 24, q8_K) X(q3_K, 8, q8_K) X(q4_K, 24, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
 #endif
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
