@@ -574,9 +574,10 @@ static void gemv_rows_q1_0(int64_t n, const uint8_t *w, int64_t row_stride, int6
  * take them: lane L's 4 dwords of its group g(L) (values 32 L .. 32 L + 15 for L < 4, 32 (L - 4)
  * + 16 .. after) brought into lane L of 4 vectors, the weights' once per row and block for all
  * the columns, the activations' once per column and chunk for all the rows, so 4 vpdpbusd
- * chained from -sum_j a_j sum u_j a_j - sum_j a_j = -S (u_j = 2 for a set bit, 0 else): vec_dot's
- * sums negated, and d_x d_y for its d_y (-d_x), the same fma on the same product's sign flipped:
- * its bits.  Per column and block 7 operations where maddubs and the sums' tree took 14 */
+ * chained from -sum_j a_j give sum_j u_j a_j - sum_j a_j = -S (u_j = 2 for a set bit, 0 else):
+ * vec_dot's sums negated, and d_x d_y for its d_y (-d_x), the same fma on the same product's
+ * sign flipped: its bits.  Per column and block 7 operations where maddubs and the sums' tree
+ * took 14 */
 /* v[k] (32 values each) -> t[m] lane L = dword m of lane L's group: a 4 x 4 dword transpose in
  * each 128-bit half */
 static inline void q1_0_vnni_lanes(const __m256i v[4], __m256i t[4]) {
