@@ -436,6 +436,21 @@ static inline __m256i qgemv_k4_scale(__m256i scales_mins, int s) {
     const int byte = s < 4 ? s : s + 4;
     return _mm256_shuffle_epi8(scales_mins, _mm256_set1_epi16((short)(byte | 0x8000)));
 }
+/* q5_K's 5th bits (its qh; q4_K has none) */
+static inline __m256i qgemv_k4_hbits_q4_K(const block_q4_K *b) { (void)b; return _mm256_setzero_si256(); }
+static inline __m256i qgemv_k4_hbits_q5_K(const block_q5_K *b) { return _mm256_loadu_si256((const __m256i *)b->qh); }
+/* q4_K's / q5_K's levels of sub-blocks 2 c (u[0], values 64 c .. 64 c + 31: the low nibbles of qs
+ * 32 c ..) and 2 c + 1 (u[1]: the high nibbles), q5_K's 5th bit from hbits (its qh) where high */
+QGEMV_ALWAYS_INLINE void qgemv_k4_levels(const uint8_t *qs, __m256i hbits, int c, const int high, __m256i u[2]) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i bits = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+    u[0] = _mm256_and_si256(bits, low4);
+    u[1] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+    if (high) {
+        u[0] = _mm256_or_si256(u[0], QGEMV_K_BIT_TO(hbits, 2 * c, 4));
+        u[1] = _mm256_or_si256(u[1], QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));
+    }
+}
 
 
 /* q2_K in 8 lanes (see the portable vec_dot_q2_K_q8_K): per super-block, the scale bytes are
@@ -531,7 +546,7 @@ QGEMV_DEFINE_TILE_BY_COLS(q2_K, q8_K, tile_k2, QK_K, 8)
  * q4_K / q5_K against a batch: each super-block's levels and scales are decoded once for up to
  * 4 columns, each column in its own lanes; vec_dot is the one-column case, so a batch gives
  * vec_dot's bits. */
-/* q5_K's 5th bit, or nothing for q4_K */
+/* q5_K's 5th bit, or nothing for q4_K (the panels' passes, superblocks_x16.h) */
 #define QGEMV_K_NO_HIGH_BIT(...)
 #define QGEMV_K_HIGH_BIT(...) __VA_ARGS__
 /* a super-block's integer sums are added up exactly (isum = sum_s sc_s sum_{i in s} u_i a_i,
@@ -551,10 +566,10 @@ static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
     const __m128i h = _mm_hadd_epi32(i4, m);   /* (i0+i1, i2+i3, m0+m1, m2+m3) */
     return _mm_cvtepi32_ps(_mm_hadd_epi32(h, h));   /* lanes 0, 1: i, m */
 }
-#define QGEMV_DEFINE_TILE_K4_AVX2(name, HIGH_BIT)                                          \
+/* (name, whether it has a 5th bit) */
+#define QGEMV_DEFINE_TILE_K4_AVX2(name, HIGH)                                              \
     QGEMV_ALWAYS_INLINE void tile_k4_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
-        const __m256i low4 = _mm256_set1_epi8(0x0f);                                       \
         const __m128i mins_to_s16 = _mm_setr_epi8(4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1); \
         const block_q8_K *y[4];                                                            \
         float acc[4];                                                                      \
@@ -571,18 +586,15 @@ static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
             const __m256i sc = _mm256_broadcastsi128_si256(sm);                            \
             __m256i sum0[4], sum1[4];                                                      \
             for (int j = 0; j < CB; j++) sum0[j] = sum1[j] = _mm256_setzero_si256();       \
-            HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)x[ib].qh);) \
+            const __m256i hbits = qgemv_k4_hbits_##name(&x[ib]);                           \
             for (int c = 0; c < 4; c++) {                                                  \
-                const __m256i bits = _mm256_loadu_si256((const __m256i *)(x[ib].qs + 32 * c)); \
-                __m256i u0 = _mm256_and_si256(bits, low4);                                 \
-                __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);           \
-                HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));          \
-                         u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)     \
+                __m256i u[2];                                                              \
+                qgemv_k4_levels(x[ib].qs, hbits, c, HIGH, u);                              \
                 const __m256i s0 = qgemv_k4_scale(sc, 2 * c), s1 = qgemv_k4_scale(sc, 2 * c + 1); \
                 for (int j = 0; j < CB; j++) {                                             \
                     const int8_t *p = y[j][ib].qs + 64 * c;                                \
-                    sum0[j] = qgemv_k_dot_scaled_acc(sum0[j], u0, p, s0);                  \
-                    sum1[j] = qgemv_k_dot_scaled_acc(sum1[j], u1, p + 32, s1);             \
+                    sum0[j] = qgemv_k_dot_scaled_acc(sum0[j], u[0], p, s0);                \
+                    sum1[j] = qgemv_k_dot_scaled_acc(sum1[j], u[1], p + 32, s1);           \
                 }                                                                          \
             }                                                                              \
             for (int j = 0; j < CB; j++) {   /* (d_y d, d_y dmin) */                       \
@@ -595,8 +607,8 @@ static inline __m128 qgemv_k4_totals(__m256i i, __m128i m) {
     }                                                                                      \
     /* vec_dot is the one-column case (the portable vec_dot's bits) */                     \
     QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(name, q8_K, tile_k4_##name, QK_K, 4)
-QGEMV_DEFINE_TILE_K4_AVX2(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_TILE_K4_AVX2(q5_K, QGEMV_K_HIGH_BIT)
+QGEMV_DEFINE_TILE_K4_AVX2(q4_K, 0)
+QGEMV_DEFINE_TILE_K4_AVX2(q5_K, 1)
 
 /* q6_K's levels u = q + 32 of the 128 values 128 h .., 32 per vector in value order: a nibble of
  * ql below two bits of qh */
@@ -778,18 +790,14 @@ static void k_decode_u8_q2_K(const block_q2_K *b, qgemv_decoded_u8 *dec) {
     dec->d0 = qgemv_k_half(b->d);
     dec->dmin = qgemv_k_half(b->dmin);
 }
-#define QGEMV_DEFINE_K_DECODE_U8_K4(name, HIGH_BIT)                                        \
+#define QGEMV_DEFINE_K_DECODE_U8_K4(name, HIGH)                                            \
     static void k_decode_u8_##name(const block_##name *b, qgemv_decoded_u8 *dec) {         \
-        const __m256i low4 = _mm256_set1_epi8(0x0f), lift = _mm256_set1_epi8(64);          \
-        HIGH_BIT(const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->qh);)        \
-        for (int c = 0; c < 4; c++) {   /* values 64 c ..: low nibbles; 64 c + 32 ..: high */ \
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));     \
-            __m256i u0 = _mm256_and_si256(bits, low4);                                     \
-            __m256i u1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);               \
-            HIGH_BIT(u0 = _mm256_or_si256(u0, QGEMV_K_BIT_TO(hbits, 2 * c, 4));              \
-                     u1 = _mm256_or_si256(u1, QGEMV_K_BIT_TO(hbits, 2 * c + 1, 4));)         \
-            _mm256_storeu_si256((__m256i *)(dec->u + 64 * c), _mm256_add_epi8(u0, lift));  \
-            _mm256_storeu_si256((__m256i *)(dec->u + 64 * c + 32), _mm256_add_epi8(u1, lift)); \
+        const __m256i lift = _mm256_set1_epi8(64), hbits = qgemv_k4_hbits_##name(b);       \
+        for (int c = 0; c < 4; c++) {                                                      \
+            __m256i u[2];                                                                  \
+            qgemv_k4_levels(b->qs, hbits, c, HIGH, u);                                     \
+            _mm256_storeu_si256((__m256i *)(dec->u + 64 * c), _mm256_add_epi8(u[0], lift)); \
+            _mm256_storeu_si256((__m256i *)(dec->u + 64 * c + 32), _mm256_add_epi8(u[1], lift)); \
         }                                                                                  \
         uint8_t sm[16];   /* sc0..3, mn0..3, sc4..7, mn4..7 */                             \
         _mm_storeu_si128((__m128i *)sm, qgemv_k4_scales_mins(b->scales));                  \
@@ -801,8 +809,8 @@ static void k_decode_u8_q2_K(const block_q2_K *b, qgemv_decoded_u8 *dec) {
         dec->d0 = qgemv_k_half(b->d);                                                      \
         dec->dmin = qgemv_k_half(b->dmin);                                                 \
     }
-QGEMV_DEFINE_K_DECODE_U8_K4(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_K_DECODE_U8_K4(q5_K, QGEMV_K_HIGH_BIT)
+QGEMV_DEFINE_K_DECODE_U8_K4(q4_K, 0)
+QGEMV_DEFINE_K_DECODE_U8_K4(q5_K, 1)
 QGEMV_DEFINE_PACKED_TILE_K(q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_K(q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
 QGEMV_DEFINE_PACKED_TILE_K(q4_K, k_decode_u8_q4_K, 32, QGEMV_PACKED_STEP_KMIN)
