@@ -269,9 +269,7 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
 /* packed_tile_<fname> over rows of `block` (a prepared layout's: grid_codes.h, iq1.h) */
 #define QGEMV_DEFINE_PACKED_TILE_OVER(fname, block, decode, sub)                              \
     QGEMV_DEFINE_PACKED_TILE_STEP(fname, block, decode, sub, QGEMV_PACKED_STEP_IQ)
-/* the same with the K-quants' step, step QGEMV_PACKED_STEP_K or _KMIN (kquants.h) */
-#define QGEMV_DEFINE_PACKED_TILE_K(name, decode, sub, step)                                   \
-    QGEMV_DEFINE_PACKED_TILE_STEP(name, block_##name, decode, sub, step)
+/* the same with a step of QGEMV_PACKED_STEP's (the K-quants': kquants.h) */
 #define QGEMV_DEFINE_PACKED_TILE_STEP(fname, block, decode, sub, step)                        \
     QGEMV_NEVER_INLINE void packed_decode_##fname(const block *x, int64_t nbc, qgemv_decoded_u8 *dec) { \
         for (int64_t k = 0; k < nbc; k++) {                                                 \

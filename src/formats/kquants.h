@@ -743,6 +743,11 @@ static void dequant_row_q6_K(const void *restrict src, float *restrict dst, int6
  * vec_dot's bits (q2_K's, q4_K's and q5_K's below, with their minimums).  One weight dword meets
  * 8 columns a vpdpbusd where the batch tiles above spend maddubs and vpdpwssd on a column's 32
  * values (the AVX-512 variants take panels and AMX tiles) */
+/* 16 int8 scales -> int32 s[16] */
+static inline void k_store_scales_i32(__m128i sc8, int32_t s[QK_K / 16]) {
+    _mm256_storeu_si256((__m256i *)s, _mm256_cvtepi8_epi32(sc8));
+    _mm256_storeu_si256((__m256i *)(s + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)));
+}
 static void k_decode_u8_q3_K(const block_q3_K *b, qgemv_decoded_u8 *dec) {
     const __m256i hbits = _mm256_loadu_si256((const __m256i *)b->hmask), lift = _mm256_set1_epi8(60);
     for (int h = 0; h < 2; h++) {
@@ -751,9 +756,7 @@ static void k_decode_u8_q3_K(const block_q3_K *b, qgemv_decoded_u8 *dec) {
             _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * m),
                                 _mm256_add_epi8(qgemv_k3_levels(bits, hbits, 4 * h + m), lift));
     }
-    const __m128i sc = qgemv_k3_scales(b->scales);
-    _mm256_storeu_si256((__m256i *)dec->s, _mm256_cvtepi8_epi32(sc));
-    _mm256_storeu_si256((__m256i *)(dec->s + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
+    k_store_scales_i32(qgemv_k3_scales(b->scales), dec->s);
     dec->d0 = qgemv_k_half(b->d);
 }
 static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
@@ -763,9 +766,7 @@ static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
         for (int k = 0; k < 4; k++)
             _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * k), _mm256_add_epi8(u[k], _mm256_set1_epi8(32)));
     }
-    const __m128i sc = _mm_loadu_si128((const __m128i *)b->scales);
-    _mm256_storeu_si256((__m256i *)dec->s, _mm256_cvtepi8_epi32(sc));
-    _mm256_storeu_si256((__m256i *)(dec->s + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
+    k_store_scales_i32(_mm_loadu_si128((const __m128i *)b->scales), dec->s);
     dec->d0 = qgemv_k_half(b->d);
 }
 /* q2_K, q4_K and q5_K: u = q + 64 ([64, 67], [64, 79], [64, 95]), their scales (q4_K's and q5_K's
@@ -811,11 +812,11 @@ static void k_decode_u8_q2_K(const block_q2_K *b, qgemv_decoded_u8 *dec) {
     }
 QGEMV_DEFINE_K_DECODE_U8_K4(q4_K, 0)
 QGEMV_DEFINE_K_DECODE_U8_K4(q5_K, 1)
-QGEMV_DEFINE_PACKED_TILE_K(q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN)
-QGEMV_DEFINE_PACKED_TILE_K(q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
-QGEMV_DEFINE_PACKED_TILE_K(q4_K, k_decode_u8_q4_K, 32, QGEMV_PACKED_STEP_KMIN)
-QGEMV_DEFINE_PACKED_TILE_K(q5_K, k_decode_u8_q5_K, 32, QGEMV_PACKED_STEP_KMIN)
-QGEMV_DEFINE_PACKED_TILE_K(q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
+QGEMV_DEFINE_PACKED_TILE_STEP(q2_K, block_q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN)
+QGEMV_DEFINE_PACKED_TILE_STEP(q3_K, block_q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
+QGEMV_DEFINE_PACKED_TILE_STEP(q4_K, block_q4_K, k_decode_u8_q4_K, 32, QGEMV_PACKED_STEP_KMIN)
+QGEMV_DEFINE_PACKED_TILE_STEP(q5_K, block_q5_K, k_decode_u8_q5_K, 32, QGEMV_PACKED_STEP_KMIN)
+QGEMV_DEFINE_PACKED_TILE_STEP(q6_K, block_q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
 /* (name, from how many columns, act) */
 #define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 24, q8_K) X(q3_K, 8, q8_K) X(q4_K, 24, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
 #endif
