@@ -237,13 +237,33 @@ def test_vnni_variants_multiply_from_packed_columns_where_that_is_faster():
     # AVX-VNNI's own tiles have 16 vector registers, not 32: the packed tile pays sooner, and
     # takes the K-quants' GGUF rows too (the AVX-512 variants have panels and AMX for them)
     avxvnni = {**{g: (6, 6) for g in grids}, "iq1_s": (8, 12), "iq1_m": (6, 6),
-               "q2_K": (24, 0), "q3_K": (8, 0), "q4_K": (24, 0), "q5_K": (16, 0), "q6_K": (8, 0)}
+               "q2_K": (24, 0), "q3_K": (8, 0), "q4_K": (24, 0), "q5_K": (16, 0), "q6_K": (8, 0),
+               # and the formats llama.cpp repacks, from their GGUF rows and from their panels
+               "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16)}
     for isa in _kernels.COMPILED_ISAS:
         packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: packed.get(f.name, (0, 0))[0] for f in MATMUL}, isa
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: packed.get(f.name, (0, 0))[1] for f in MATMUL}, isa
+
+
+@pytest.mark.parametrize("fmt", [f for f in MATMUL if f.ggml_repack], ids=ids)
+@pytest.mark.parametrize("batch", [16, 23, 31, 40, 71])
+def test_repacked_formats_batches_from_packed_columns_are_vec_dot_bits(fmt, batch, isa):
+    """On AVX-VNNI, q4_0's, iq4_nl's and mxfp4's batches of 16 and more take packed columns
+    (src/packed_tile.h): vectors of 8 columns, and the last columns short of 8 a column at a time
+    (71: groups of 64 columns, the second with only those).  13 rows (a panel, and 5 GGUF rows
+    repeated to fill one) of 70 blocks (decoded 16 at a time: 4 chunks and a partial one) give
+    vec_dot's bits from the GGUF rows and from the panels, on 1 and 2 threads."""
+    rows, cols = 13, 70 * fmt.block_size
+    m, x, xq = _setup(fmt, rows, batch, seed=batch, cols=cols)
+    ref = _per_row(m, xq)
+    for n_threads in (1, 2):
+        np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=n_threads), ref)
+        out = np.full((rows, batch), np.nan, dtype=np.float32)
+        _matmul_panels(m, xq, out, n_threads)
+        np.testing.assert_array_equal(out, ref)
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)

@@ -518,4 +518,14 @@ typedef struct {
 } block_q8_Kx16c;
 static_assert(sizeof(block_q8_Kx16c) == 16 * (QK_K + QK_K / 16 * 4 + 4 + QK_K / 32 * 4), "wrong q8_Kx16c block size/padding");
 
+/* 16 columns of q8_0 activations, one block, the same way (the 4-bit formats llama.cpp repacks,
+ * src/formats/q32_x8.h): qs[j][c] = column c's values 4 j .. 4 j + 3, sum[c] the sum of its 32
+ * values, d[c] its scale as a float; columns past the batch are zeros */
+typedef struct {
+    int8_t qs[QK8_0 / 4][16][4];
+    int32_t sum[16];
+    float d[16];
+} block_q8_0x16c;
+static_assert(sizeof(block_q8_0x16c) == 16 * (QK8_0 + 4 + 4), "wrong q8_0x16c block size/padding");
+
 #endif /* QGEMV_BLOCKS_H */

@@ -15,7 +15,9 @@
  *     transposed once into a scratch for all of them.  Interleaving the rows with scalar copies
  *     first ran this path's GEMV at 0.65-0.76x ggml's plain vec_dot; transposed in registers,
  *     1.2-1.7x (C harness, 2048 x 4096, 1 thread);
- *   - vec_dot_<name>_q8_0: one row.
+ *   - vec_dot_<name>_q8_0: one row;
+ *   and on AVX-VNNI, batches of 16 columns and more from packed columns (src/packed_tile.h:
+ *     packed_tile_<name>, packed_panel_tile_<name>), the columns in the lanes.
  * The integer dot meets maddubs (u8 x s8) in the way each format allows:
  *   q4_0   the nibble q + 8 in [0, 15]: all 8 products of a block summed in int16 lanes
  *          (16 |(q + 8) a| <= 16 15 127 < 2^15), minus 8 sum_j a_j once per activation block;
@@ -222,6 +224,49 @@ QGEMV_ALWAYS_INLINE __m256i x8_dot(const int kind, const __m256i *u, const __m25
 QGEMV_DEFINE_X8_FROM_ROWS(q4_0, d)
 QGEMV_DEFINE_X8_FROM_ROWS(iq4_nl, d)
 QGEMV_DEFINE_X8_FROM_ROWS(mxfp4, e)
+
+#if defined(QGEMV_VNNI) && !defined(QGEMV_AVX512)
+/* AVX-VNNI's batches of 8 columns and more, from packed columns (src/packed_tile.h): a panel
+ * block's levels u = q + o (as x8_pass's) and scales as that tile reads them, from a panel or
+ * from 8 GGUF rows */
+#define QGEMV_DEFINE_X8_DECODE(name, scale_field)                                               \
+    QGEMV_ALWAYS_INLINE void x8_decode_levels_##name(const __m256i qs[4], const block_##name##x8 *scales, \
+                                                     qgemv_decoded_x8 *dec) {                   \
+        const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
+        for (int g = 0; g < 4; g++) {                                                           \
+            _mm256_store_si256((__m256i *)dec->u[g], x8_levels_##name(_mm256_and_si256(qs[g], m4))); \
+            _mm256_store_si256((__m256i *)dec->u[4 + g], x8_levels_##name(_mm256_and_si256(_mm256_srli_epi16(qs[g], 4), m4))); \
+        }                                                                                       \
+        _mm256_storeu_ps(dec->d, x8_scales8_##name(scales));                                    \
+    }                                                                                           \
+    static inline void x8_decode_panel_##name(const block_##name##x8 *p, qgemv_decoded_x8 *dec) { \
+        QGEMV_PREFETCH_L1_STREAM(p, sizeof(*p));                                                \
+        __m256i qs[4];                                                                          \
+        for (int g = 0; g < 4; g++) qs[g] = _mm256_loadu_si256((const __m256i *)(p->qs + 32 * g)); \
+        x8_decode_levels_##name(qs, p, dec);                                                    \
+    }                                                                                           \
+    static inline void x8_decode_rows_##name(const uint8_t *const *rows, int64_t k, qgemv_decoded_x8 *dec) { \
+        for (int r = 0; r < 8; r++) QGEMV_PREFETCH_L1_STREAM((const block_##name *)rows[r] + k, sizeof(block_##name)); \
+        block_##name##x8 scales;                                                                \
+        __m256i qs[4];                                                                          \
+        x8_from_rows_##name(rows, k, qs, &scales);                                              \
+        x8_decode_levels_##name(qs, &scales, dec);                                              \
+    }
+QGEMV_DEFINE_X8_DECODE(q4_0, d)
+QGEMV_DEFINE_X8_DECODE(iq4_nl, d)
+QGEMV_DEFINE_X8_DECODE(mxfp4, e)
+QGEMV_DEFINE_PACKED_TILE_X8(q4_0, X8_OFFSET_q4_0)
+QGEMV_DEFINE_PACKED_TILE_X8(iq4_nl, X8_OFFSET_iq4_nl)
+QGEMV_DEFINE_PACKED_TILE_X8(mxfp4, X8_OFFSET_mxfp4)
+/* (name, from how many columns, activations) and (name, over panels' rows, from how many): from
+ * 16 columns (4096 x 4096, 2 threads, against x8_pass: batch 16 / 24 / 32 q4_0 1.10-1.16 /
+ * 1.66-1.76 / 2.3-2.4 -> 1.08-1.10 / 1.58-1.61 / 2.06-2.10 ms); at 8 about even, and from 9 to
+ * 15 columns the last ones, a column at a time, cost more than x8_pass's (q4_0 batch 12
+ * 0.87 -> 0.95) */
+#define QGEMV_PACKED_TILES_X8(X) X(q4_0, 16, q8_0) X(iq4_nl, 16, q8_0) X(mxfp4, 16, q8_0)
+#define QGEMV_PACKED_PANEL_TILES_X8(X) X(q4_0, packed_panel_tile_q4_0, 16) X(iq4_nl, packed_panel_tile_iq4_nl, 16) \
+    X(mxfp4, packed_panel_tile_mxfp4, 16)
+#endif
 
 /* kn panel blocks against CB columns: acc[c] (lane r: row r) gets blocks k0 .. k0 + kn - 1 of
  * column c (y[c] points at its block k0); da[k * stride + c], corr[k * stride + c]: the columns'
@@ -497,3 +542,7 @@ QGEMV_DEFINE_X8_ENTRIES(iq4_nl)
 QGEMV_DEFINE_X8_ENTRIES(mxfp4)
 
 #define QGEMV_TILES_X8(X) X(q4_0, q8_0) X(iq4_nl, q8_0) X(mxfp4, q8_0)
+#ifndef QGEMV_PACKED_TILES_X8
+#define QGEMV_PACKED_TILES_X8(X)
+#define QGEMV_PACKED_PANEL_TILES_X8(X)
+#endif
