@@ -16,7 +16,8 @@
  * levels fit too (q3_K, q5_K, q6_K: on AVX-VNNI, src/formats/kquants.h) take their vec_dot's
  * step instead (QGEMV_PACKED_STEP), s_k their scales.  One weight dword, broadcast, meets 16
  * columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the per-row kernels (signs
- * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.
+ * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.  At the end:
+ * AVX-VNNI's tile of the 32-value formats llama.cpp repacks, over packed q8_0 columns.
  */
 
 #if defined(QGEMV_VNNI)
@@ -319,8 +320,10 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
  * every column; a batch's last columns short of 8 take the rows in the lanes instead, a column
  * at a time (x8_pass's way), from the same decode.  4096 x 4096, 2 threads, against x8_pass:
  * batch 16 / 32 q4_0 1.17 / 2.42 -> 1.06 / 2.06 ms, iq4_nl 1.28 / 2.47 -> 1.09 / 2.04, mxfp4
- * 1.34 / 2.68 -> 1.09 / 2.05; batch 8 even.  The AVX-512 variants keep x8_pass's pairs: there
- * this tile (16 columns a vector) ran batch 32 16% faster but batch 8 and 24 10-50% slower. */
+ * 1.34 / 2.68 -> 1.09 / 2.05; batch 8 even (the thresholds: q32_x8.h).  The AVX-512 variants
+ * keep x8_pass's pairs: there this tile (16 columns a vector) ran batch 32 16% faster but batch
+ * 8 and 24 10-50% slower.  A vector's 4 chains of 8 vpdpbusd take about 28 cycles a block where
+ * the ports would allow 17; two chains a row, against vpdpbusd's latency, gained nothing. */
 
 /* columns 16 g .. 16 g + 15 of q8_0 activations a -> the n / 32 blocks block_q8_0x16c at packed */
 static void pack_columns_q8_0(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
