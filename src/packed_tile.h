@@ -80,8 +80,10 @@ enum {
 /* a super-block's step of the accumulators from its exact sums t (the format's vec_dot's): the
  * IQ formats' acc = fma(t d0, d_y, acc), the K-quants' acc = fma(t, d_y d0, acc), and with
  * minimums (q2_K, q4_K, q5_K) then acc = fma(-(d_y dmin), msum, acc), msum = sum_s m_s bsum_s
- * (kquants.h's) */
-enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN = 2 };
+ * (kquants.h's).  KMIN_SCALED: the same, the levels carrying their scales, unbiased (u = s q:
+ * q2_K's, s q <= 45), so each sub-block's sum goes into t as it is, without the packed nbias
+ * start or a vpmulld */
+enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN = 2, QGEMV_PACKED_STEP_KMIN_SCALED = 3 };
 #define QGEMV_PACKED_STEP(pfx, step, t, d0, dy, acc)                                           \
     ((step) != QGEMV_PACKED_STEP_IQ                                                            \
          ? pfx##_fmadd_ps(pfx##_cvtepi32_ps(t), pfx##_mul_ps(dy, pfx##_set1_ps(d0)), acc)      \
@@ -102,7 +104,8 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN
             vi t[R];                                                                        \
             for (int r = 0; r < R; r++) t[r] = pfx##_set1_epi32(0);                         \
             for (int sb = 0; sb < QK_K / sub; sb++) {                                       \
-                vi start = load(&y[k].nbias[sub / 16 * sb][c0]);                            \
+                const int scaled = step == QGEMV_PACKED_STEP_KMIN_SCALED;                   \
+                vi start = scaled ? pfx##_set1_epi32(0) : load(&y[k].nbias[sub / 16 * sb][c0]); \
                 if (sub == 32) start = pfx##_add_epi32(start, load(&y[k].nbias[2 * sb + 1][c0])); \
                 vi s[R];                                                                    \
                 for (int r = 0; r < R; r++) s[r] = start;                                   \
@@ -118,12 +121,12 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN
                     }                                                                       \
                 }                                                                           \
                 for (int r = 0; r < R; r++)                                                 \
-                    t[r] = pfx##_add_epi32(t[r], pfx##_mullo_epi32(s[r], pfx##_set1_epi32(dec[r][k].s[sub / 16 * sb]))); \
+                    t[r] = pfx##_add_epi32(t[r], scaled ? s[r] : pfx##_mullo_epi32(s[r], pfx##_set1_epi32(dec[r][k].s[sub / 16 * sb]))); \
             }                                                                               \
             const vf dy = loadps(&y[k].d[c0]);                                              \
             for (int r = 0; r < R; r++)                                                     \
                 acc[r] = QGEMV_PACKED_STEP(pfx, step, t[r], dec[r][k].d0, dy, acc[r]);     \
-            if (step == QGEMV_PACKED_STEP_KMIN) {                                           \
+            if (step >= QGEMV_PACKED_STEP_KMIN) {                                           \
                 /* msum: the columns' bsum pairs against the rows' minimum pairs (vpdpwssd), \
                  * then fnmadd: -(msum (d_y dmin)) + acc, one rounding */                   \
                 vi m[R];                                                                    \

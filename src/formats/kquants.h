@@ -769,8 +769,8 @@ static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
     k_store_scales_i32(_mm_loadu_si128((const __m128i *)b->scales), dec->s);
     dec->d0 = qgemv_k_half(b->d);
 }
-/* q2_K, q4_K and q5_K: u = q + 64 ([64, 67], [64, 79], [64, 95]), their scales (q4_K's and q5_K's
- * each twice, per 16 values), and their minimums for the K-quants' second fma as int16 pairs
+/* q2_K, q4_K and q5_K: u = q + 64 ([64, 79], [64, 95]; q2_K: s q, below), their scales (q4_K's and
+ * q5_K's each twice, per 16 values), and their minimums for the K-quants' second fma as int16 pairs
  * against the packed columns' bsum pairs (a 32-value sub-block's m twice).  Their own panel
  * batches (int16 sums; q2_K's levels scaled in bytes once for all columns) run 8 columns as
  * fast or faster: the packed tile pays from 24 columns for q2_K and q4_K, from 16 for q5_K
@@ -779,14 +779,24 @@ static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
  * 2.26-2.28 / 2.90-2.95, q4_K 0.73 / 1.36-1.44 / 2.07-2.18 / 2.72-2.88 against 0.85 / 1.41-1.43
  * / 2.03-2.04 / 2.54-2.61; q5_K batch 12 1.35-1.40 against 1.57, 16 1.83-1.86 against
  * 1.53-1.56, 32 3.61-3.66 against 2.62-2.73) */
+/* q2_K's levels times their scales, u = s q <= 45 (QGEMV_PACKED_STEP_KMIN_SCALED): 32 values of
+ * two sub-blocks as 16 words times [s_a x 8 | s_b x 8], each byte's product below 256 so no carry
+ * into its neighbour.  Against u = q + 64 and a vpmulld per sub-block and row (the figures above),
+ * 4096 x 4096, 2 threads, batch 16 / 24 / 32: 1.61-1.69 / 2.29-2.33 / 2.93-2.96 (the panels at
+ * 16) -> 1.38-1.42 / 1.90-1.94 / 2.35-2.37 ms, so from 16 columns (8 even, 12 slower: half a
+ * group's lanes idle) */
 static void k_decode_u8_q2_K(const block_q2_K *b, qgemv_decoded_u8 *dec) {
-    const __m256i lift = _mm256_set1_epi8(64);
+    const __m128i sc8 = _mm_and_si128(_mm_loadu_si128((const __m128i *)b->scales), _mm_set1_epi8(0x0f));
+    const __m256i sc32[2] = {_mm256_cvtepu8_epi32(sc8), _mm256_cvtepu8_epi32(_mm_srli_si128(sc8, 8))};
     for (int h = 0; h < 2; h++) {
         const __m256i bits = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * h));
-        for (int m = 0; m < 4; m++)
-            _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * m), _mm256_add_epi8(qgemv_k_low2(bits, m), lift));
+        const __m256i sw = _mm256_or_si256(sc32[h], _mm256_slli_epi32(sc32[h], 16));   /* s in both words */
+        for (int m = 0; m < 4; m++) {
+            const __m256i pair = _mm256_permutevar8x32_epi32(sw, _mm256_setr_epi32(2 * m, 2 * m, 2 * m, 2 * m, 2 * m + 1,
+                                                                                    2 * m + 1, 2 * m + 1, 2 * m + 1));
+            _mm256_storeu_si256((__m256i *)(dec->u + 128 * h + 32 * m), _mm256_mullo_epi16(qgemv_k_low2(bits, m), pair));
+        }
     }
-    for (int s = 0; s < QK_K / 16; s++) dec->s[s] = b->scales[s] & 0x0f;
     for (int p = 0; p < QK_K / 32; p++) dec->mpair[p] = (b->scales[2 * p] >> 4) | (b->scales[2 * p + 1] >> 4) << 16;
     dec->d0 = qgemv_k_half(b->d);
     dec->dmin = qgemv_k_half(b->dmin);
@@ -812,13 +822,13 @@ static void k_decode_u8_q2_K(const block_q2_K *b, qgemv_decoded_u8 *dec) {
     }
 QGEMV_DEFINE_K_DECODE_U8_K4(q4_K, 0)
 QGEMV_DEFINE_K_DECODE_U8_K4(q5_K, 1)
-QGEMV_DEFINE_PACKED_TILE_STEP(q2_K, block_q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN)
+QGEMV_DEFINE_PACKED_TILE_STEP(q2_K, block_q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN_SCALED)
 QGEMV_DEFINE_PACKED_TILE_STEP(q3_K, block_q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
 QGEMV_DEFINE_PACKED_TILE_STEP(q4_K, block_q4_K, k_decode_u8_q4_K, 32, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_STEP(q5_K, block_q5_K, k_decode_u8_q5_K, 32, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_STEP(q6_K, block_q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
 /* (name, from how many columns, act) */
-#define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 24, q8_K) X(q3_K, 8, q8_K) X(q4_K, 24, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
+#define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 16, q8_K) X(q3_K, 8, q8_K) X(q4_K, 24, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
 #endif
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
