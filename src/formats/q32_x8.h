@@ -155,6 +155,17 @@ static inline __m256i x8_levels_iq4_nl(__m256i nib) {
 #else
 static inline __m256i x8_levels_iq4_nl(__m256i nib) { return qgemv_lookup16(kvalues_iq4nl, nib); }  /* signed */
 #endif
+/* a panel group's 32 bytes (4 of each row) -> the levels of their low nibbles (values 4 g ..
+ * 4 g + 3 of each row) and of their high ones (16 + 4 g ..) */
+#define QGEMV_DEFINE_X8_NIBBLE_LEVELS(name)                                                     \
+    static inline void x8_nibble_levels_##name(__m256i v, __m256i *lo, __m256i *hi) {          \
+        const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
+        *lo = x8_levels_##name(_mm256_and_si256(v, m4));                                        \
+        *hi = x8_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4));                 \
+    }
+QGEMV_DEFINE_X8_NIBBLE_LEVELS(q4_0)
+QGEMV_DEFINE_X8_NIBBLE_LEVELS(iq4_nl)
+QGEMV_DEFINE_X8_NIBBLE_LEVELS(mxfp4)
 
 /* o sum_j a_j of an activation block: 8 lanes of o (4 values each), then summed */
 static inline int32_t x8_offset_sum(int o, const block_q8_0 *y) {
@@ -226,16 +237,17 @@ QGEMV_DEFINE_X8_FROM_ROWS(iq4_nl, d)
 QGEMV_DEFINE_X8_FROM_ROWS(mxfp4, e)
 
 #if defined(QGEMV_VNNI) && !defined(QGEMV_AVX512)
-/* AVX-VNNI's batches of 8 columns and more, from packed columns (src/packed_tile.h): a panel
+/* AVX-VNNI's batches of 16 columns and more, from packed columns (src/packed_tile.h): a panel
  * block's levels u = q + o (as x8_pass's) and scales as that tile reads them, from a panel or
  * from 8 GGUF rows */
 #define QGEMV_DEFINE_X8_DECODE(name, scale_field)                                               \
     QGEMV_ALWAYS_INLINE void x8_decode_levels_##name(const __m256i qs[4], const block_##name##x8 *scales, \
                                                      qgemv_decoded_x8 *dec) {                   \
-        const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
         for (int g = 0; g < 4; g++) {                                                           \
-            _mm256_store_si256((__m256i *)dec->u[g], x8_levels_##name(_mm256_and_si256(qs[g], m4))); \
-            _mm256_store_si256((__m256i *)dec->u[4 + g], x8_levels_##name(_mm256_and_si256(_mm256_srli_epi16(qs[g], 4), m4))); \
+            __m256i lo, hi;                                                                     \
+            x8_nibble_levels_##name(qs[g], &lo, &hi);                                           \
+            _mm256_store_si256((__m256i *)dec->u[g], lo);                                       \
+            _mm256_store_si256((__m256i *)dec->u[4 + g], hi);                                   \
         }                                                                                       \
         _mm256_storeu_ps(dec->d, x8_scales8_##name(scales));                                    \
     }                                                                                           \
@@ -277,7 +289,6 @@ QGEMV_DEFINE_PACKED_TILE_X8(mxfp4, X8_OFFSET_mxfp4)
                                             int64_t k0, int64_t kn,                             \
                                             const block_q8_0 *const *y, const float *da,        \
                                             const int32_t *corr, int64_t stride, const int CB, __m256 *acc) { \
-        const __m256i m4 = _mm256_set1_epi8(0x0f);                                              \
         __m256 ac[4];                                                                           \
         for (int c = 0; c < CB; c++) ac[c] = acc[c];                                            \
         for (int64_t k = 0; k < kn; k++) {                                                      \
@@ -295,8 +306,7 @@ QGEMV_DEFINE_PACKED_TILE_X8(mxfp4, X8_OFFSET_mxfp4)
             __m256i u[8], au[8];                                                                \
             for (int g = 0; g < 4; g++) {                                                       \
                 const __m256i v = qs[g];                                                        \
-                u[2 * g] = x8_levels_##name(_mm256_and_si256(v, m4));                           \
-                u[2 * g + 1] = x8_levels_##name(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4)); \
+                x8_nibble_levels_##name(v, &u[2 * g], &u[2 * g + 1]);                           \
                 if (X8_KIND_##name == X8_SIGNED) {                                              \
                     au[2 * g] = _mm256_abs_epi8(u[2 * g]);                                      \
                     au[2 * g + 1] = _mm256_abs_epi8(u[2 * g + 1]);                              \
