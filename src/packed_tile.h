@@ -423,9 +423,9 @@ typedef struct {
         const block_q8_0x16c *yp = (const block_q8_0x16c *)packed;                          \
         for (int64_t r0 = 0; r0 < nrows; r0 += 8) {                                         \
             const int nr = nrows - r0 < 8 ? (int)(nrows - r0) : 8;                          \
-            const uint8_t *rows[8];                                                         \
-            for (int r = 0; r < 8; r++) rows[r] = src + (r0 + (r < nr ? r : nr - 1)) * stride; \
-            const block_##name##x8 *xp = (const block_##name##x8 *)rows[0];                 \
+            const uint8_t *rows[8];   /* GGUF rows; a panel's rows lie at its start, xp */  \
+            for (int r = 0; plain && r < 8; r++) rows[r] = src + (r0 + (r < nr ? r : nr - 1)) * stride; \
+            const block_##name##x8 *xp = (const block_##name##x8 *)(src + r0 * stride);      \
             for (int64_t g0 = 0; g0 < ngroups; g0 += G) {                                   \
                 const int ng = ngroups - g0 < G ? (int)(ngroups - g0) : G;                  \
                 const int64_t v1 = 2 * (g0 + ng) < nfull ? 2 * (g0 + ng) : nfull;   /* full vectors 2 g0 .. v1 */ \
