@@ -33,7 +33,7 @@ QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
 #if defined(QGEMV_AVX512)
 #define QGEMV_X16_COLS_Q8_0 2   /* columns a pass: 8 accumulators each and the 8 level vectors, in registers */
 #define X16_Q8_0_SIDE 64       /* blocks a chunk: the span of a column's set-up */
-#define X16_Q8_0_PANELS 8      /* panels a batch's column set-up serves */
+#define X16_Q8_0_PANELS 4      /* panels a batch's column set-up serves (a group) */
 /* A single column takes 2 panels at a time in chunks of 8 blocks (4.3 KiB of each): two streams
  * from memory, which this Xeon reads faster than one (a C read loop, 1 / 2 threads: 18.2 ->
  * 20.5 / 34-35 -> 36 GB/s; chunks of 16 KiB and more, or 3-9 streams, gain less or nothing).
@@ -67,14 +67,17 @@ static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_c
 /* kn panel blocks against CB <= QGEMV_X16_COLS_Q8_0 columns (their blocks y[j], set-up c[j]):
  * acc[j][i] += lane i of the 16 rows' products, block after block; a single column asks for its
  * lines only with hints (the CPU's choice, qgemv_prefetch_one_column, made once per call: the
- * idle hints of a Zen 4 cost it 13% in L2, 512 x 4096, 1 thread, 0.046 -> 0.040 ms) */
+ * idle hints of a Zen 4 cost it 13% in L2, 512 x 4096, 1 thread, 0.046 -> 0.040 ms); and each
+ * block asks for ahead_lines lines from ahead on into L2 (panel_tile_q8_0's next group) */
 QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const block_q8_0 *const *y,
-                                       const x16_column_q8_0 *c, const int CB, const int hints, __m512 (*acc_)[8]) {
+                                       const x16_column_q8_0 *c, const int CB, const int hints, __m512 (*acc_)[8],
+                                       const uintptr_t ahead, const int64_t ahead_lines) {
     __m512 acc[QGEMV_X16_COLS_Q8_0][8];
     for (int j = 0; j < CB; j++)
         for (int i = 0; i < 8; i++) acc[j][i] = acc_[j][i];
     for (int64_t k = 0; k < kn; k++) {
         const block_q8_0x16 *b = p + k;
+        for (int64_t l = 0; l < ahead_lines; l++) __builtin_prefetch((const void *)(ahead + 64 * (k * ahead_lines + l)), 0, 2);
         __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
         for (int i = 0; i < 8; i++) {
             QGEMV_PREFETCH_PASS_LINE_IF(hints, b->u + 64 * i, CB);
@@ -98,13 +101,30 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
 /* vec_dot_tile over npanels panels: by groups of X16_Q8_0_PANELS panels (X16_Q8_0_ONE_COL_PANELS
  * for a single column), QGEMV_X16_COLS_Q8_0 columns and chunks of X16_Q8_0_SIDE blocks
  * (X16_Q8_0_ONE_COL_SIDE): the columns' set-up for a chunk once, then each panel's pass over
- * it, its accumulators kept between chunks */
+ * it, its accumulators kept between chunks.
+ *   A group is read from memory by its first pair of columns and from L2 by the others, which
+ * ran at the first's cost again where they had to wait for it: 4096 x 4096 batch 8, 1 thread,
+ * 4.5 ns a block, column and 16 rows when the matrix stayed in L2 (256 rows), 6.7 when each
+ * group came from L3.  So the later pairs' passes ask for the next group's panels into L2, a
+ * share of each panel's lines every block (the first pair's own lines stay with the pass's
+ * L1 hints).  The next group of the last in a tile is the next tile's first, which this
+ * thread runs next most of the time (tiles in order, or prange's runs of them); past the
+ * copy's end the hints ask for nothing a program owns, and never fault.  Groups of 4 panels
+ * keep this group and the next (280 KiB each at 4096 values) inside a 1 MiB L2 (Zen 4's);
+ * 8 ran even here.  Intel Xeon, 4096 x 4096 through QMatrix, builds alternating: batch 8,
+ * 1 thread 1.77-1.84 -> 1.53-1.64 ms (fastest calls), 2 threads 0.94-1.02 -> 0.85-0.93;
+ * batch 32, 2 threads 3.27-3.50 -> 3.20-3.28; a single column and batch 2 unchanged (no later
+ * pair). */
 static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
                             int64_t out_stride) {
     const int64_t nb = n / 32, group = ncols > 1 ? X16_Q8_0_PANELS : X16_Q8_0_ONE_COL_PANELS,
                   side = ncols > 1 || nb <= X16_Q8_0_SIDE ? X16_Q8_0_SIDE : X16_Q8_0_ONE_COL_SIDE;
     x16_column_q8_0 col[QGEMV_X16_COLS_Q8_0];
+    const int64_t npairs = (ncols + QGEMV_X16_COLS_Q8_0 - 1) / QGEMV_X16_COLS_Q8_0,
+                  panel_lines = (nb * (int64_t)sizeof(block_q8_0x16) + 63) / 64,
+                  /* lines a block of the later pairs' passes asks for: a panel's over theirs */
+                  ahead_per_block = npairs > 1 ? (panel_lines + (npairs - 1) * nb - 1) / ((npairs - 1) * nb) : 0;
     __m512 acc[X16_Q8_0_PANELS][QGEMV_X16_COLS_Q8_0][8];
     for (int64_t i0 = 0; i0 < npanels; i0 += group) {
         const int64_t pn = npanels - i0 < group ? npanels - i0 : group;
@@ -122,9 +142,15 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
                 }
                 for (int64_t i = 0; i < pn; i++) {
                     const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + (i0 + i) * panel_stride) + k0;
-                    if (CB > 1) x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, acc[i]);
-                    else if (qgemv_prefetch_one_column) x16_pass_q8_0(kn, p, y, col, 1, 1, acc[i]);
-                    else x16_pass_q8_0(kn, p, y, col, 1, 0, acc[i]);
+                    /* pair c0 / 2 >= 1's share of panel i of the next group (an address, which
+                     * may lie past the copy) */
+                    const int64_t lines = c0 > 0 ? ahead_per_block : 0;
+                    const uintptr_t ahead = lines ? (uintptr_t)panels + (uintptr_t)((i0 + pn + i) * panel_stride)
+                                                        + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - 1) * nb + k0))
+                                                  : 0;
+                    if (CB > 1) x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, acc[i], ahead, lines);
+                    else if (qgemv_prefetch_one_column) x16_pass_q8_0(kn, p, y, col, 1, 1, acc[i], ahead, lines);
+                    else x16_pass_q8_0(kn, p, y, col, 1, 0, acc[i], ahead, lines);
                 }
             }
             for (int64_t i = 0; i < pn; i++)   /* each row's lanes in hsum_float_8's order */
