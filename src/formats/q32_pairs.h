@@ -203,10 +203,11 @@ typedef struct {
 } x8p_column_zmm;
 
 #define QGEMV_DEFINE_X8P_BATCH(name, act)                                                        \
-    static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded_zmm *restrict dec) { \
+    static void x8p_decode_##name(const block_##name##x8 *restrict xp, int64_t kn, x8p_decoded_zmm *restrict dec, \
+                                  uintptr_t next) {                                              \
         const __m512i m4 = _mm512_set1_epi8(0x0f);                                               \
         for (int64_t k = 0; k < kn; k++) {                                                       \
-            QGEMV_PREFETCH_L1_STREAM(&xp[k], sizeof(xp[0]));                                     \
+            QGEMV_PREFETCH_EACH_LINE(QGEMV_PREFETCH_L1_AT, (const void *)(next + k * sizeof(xp[0])), sizeof(xp[0]), 0); \
             const __m512i plane = X8P_QH_##name ? _mm512_broadcast_i64x4(X8P_PLANE_##name(&xp[k])) \
                                                 : _mm512_setzero_si512();                        \
             const __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xp[k].d));        \
@@ -329,8 +330,14 @@ typedef struct {
                         x8p_set_up_column_##name(y[c], kn, col[c]);                              \
                     }                                                                            \
                     for (int64_t g = 0; g < gn; g++) {                                           \
+                        /* the chunk decoded next: the next panel's, the group's next chunk, or \
+                         * the next group's first (an address, maybe past the panels) */        \
+                        const int64_t ng = g + 1 < gn ? g0 + g + 1 : k0 + kn < nb ? g0 : g0 + gn; \
+                        const int64_t nk = g + 1 < gn ? k0 : k0 + kn < nb ? k0 + kn : 0;          \
+                        const uintptr_t next = (uintptr_t)panels + (uintptr_t)(ng * panel_stride)  \
+                                               + (uintptr_t)nk * sizeof(block_##name##x8);       \
                         x8p_decode_##name((const block_##name##x8 *)((const uint8_t *)panels + (g0 + g) * panel_stride) + k0, \
-                                          kn, dec);                                              \
+                                          kn, dec, next);                                        \
                         x8p_run_columns_##name(dec, col, y, kn, nc, acc[g], summ[g]);            \
                     }                                                                            \
                 }                                                                                \
