@@ -118,8 +118,13 @@ static int gather_columns_f32(const float *restrict x, int64_t ld, int64_t n, in
             u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
             u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
         }
-        for (int c = 0; c < nc; c++)   /* column c: rows i .. i + 7 */
-            _mm256_storeu_ps(dst + c * dst_stride + i, _mm256_permute2f128_ps(u[c % 4], u[4 + c % 4], c < 4 ? 0x20 : 0x31));
+        /* column c: rows i .. i + 7, the low halves of u[c], u[4 + c] for c < 4, the high halves
+         * of u[c - 4], u[c] after (two loops: the permute's selector must be a constant, which a
+         * ternary on c is only where the compiler unrolls the loop, not in a sanitizer build) */
+        for (int c = 0; c < nc && c < 4; c++)
+            _mm256_storeu_ps(dst + c * dst_stride + i, _mm256_permute2f128_ps(u[c], u[4 + c], 0x20));
+        for (int c = 4; c < nc; c++)
+            _mm256_storeu_ps(dst + c * dst_stride + i, _mm256_permute2f128_ps(u[c - 4], u[c], 0x31));
     }
     /* masked-off lanes load as 0.0, which is finite */
     if (_mm256_movemask_ps(_mm256_castsi256_ps(acc))) carry = 0x80000000u;
