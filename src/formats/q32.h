@@ -57,13 +57,13 @@ static inline void unpack_q5_1_ref(const block_q5_1 *b, int8_t q[32]) {
 static inline float scale_q8_0(const block_q8_0 *b) { return qgemv_fp16_to_fp32(b->d); }
 static inline void unpack_q8_0_ref(const block_q8_0 *b, int8_t q[32]) { memcpy(q, b->qs, 32); }
 
-#if defined(QGEMV_AVX512)
+#if defined(QGEMV_VNNI)
 /* -128 sum_{j = 4i .. 4i + 3} a_j for each lane i of a q8 block's 32 values: vpdpbusd of levels
- * lifted by 128 (u = q + 128) against a, started from it, gives sum q a exactly (q8_0's and
- * q5_0's AVX-512 passes) */
+ * lifted by 128 (u = q + 128) against a, started from it, gives sum q a exactly (q8_0's panel
+ * passes and q5_0's AVX-512 ones) */
 static inline __m256i q8_lane_starts_lifted_128(const int8_t qs[32]) {
-    const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
-                                          _mm256_loadu_si256((const __m256i *)qs));
+    const __m256i s = qgemv_dpbusd_256(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
+                                       _mm256_loadu_si256((const __m256i *)qs));
     return _mm256_sub_epi32(_mm256_setzero_si256(), s);
 }
 #endif

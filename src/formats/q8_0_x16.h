@@ -9,7 +9,8 @@
  * the column's values 4 i .. 4 i + 3 broadcast, started from -128 times their sum, is lane i's
  * exact int32 for 16 rows; then the same fma per lane into 8 accumulators per column, added at
  * the end in hsum_float_8's order.  Every row and column gets vec_dot's bits, whatever the batch
- * or the layout.  The other variants read the GGUF rows (panel_tile_q8_0 NULL).
+ * or the layout.  The avxvnni variant runs the same panels on 256-bit vectors (below); avx2 and
+ * baseline read the GGUF rows (panel_tile_q8_0 NULL).
  *   Those 8 vpdpbusd, 8 conversions and 8 fmas a block, column and 16 rows are the floor of
  * that order (24 operations, 3.8 ns at the 6.3 a nanosecond this Xeon runs their chain); the
  * pass keeps to them: its 8 level vectors loaded once for both its columns and held in
@@ -30,9 +31,39 @@ static inline void x16_put_row_q8_0(block_q8_0x16 *p, int r, const block_q8_0 *x
 QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
 
 /* ---------------------------------------------------------------- products */
+#if defined(QGEMV_VNNI)
 #if defined(QGEMV_AVX512)
 #define QGEMV_X16_COLS_Q8_0 2   /* columns a pass: 8 accumulators each and the 8 level vectors, in registers */
-#define X16_Q8_0_SIDE 64       /* blocks a chunk: the span of a column's set-up */
+#define X16_Q8_0_START_BIAS 0  /* added to each vpdpbusd start (the AVX-VNNI pass's below) */
+#define X16_Q8_0_SLAB 2        /* columns whose passes take a chunk before the next chunk: a pass's */
+#define X16_Q8_0_BATCH_SIDE 64 /* blocks a batch's chunk */
+typedef struct {
+    __m512 l[8];   /* lane i of the 16 rows (row r in element r) */
+} x16_sums_q8_0;
+#else
+/* AVX-VNNI (16 registers of 256 bits): one column a pass, lanes 4 g .. 4 g + 3 of both halves
+ * of the 16 rows at a time (8 accumulators), and vpdpbusd started from 0x4B400000 - 128 sum a,
+ * so that its int32 is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 < 2^22)
+ * and one exact subtraction on the adders (Golden Cove: ports 1 and 5) gives it as a float,
+ * where vcvtdq2ps shares ports 0 and 1 with vpdpbusd and the fmas (vec_dot_tile_q8_0_q8_0's
+ * trick, q32.h).  A block, column and 16 rows is 16 vpdpbusd, 16 subtractions, 16 fmas and the
+ * scales' conversions and products, the levels lifted and laid out once per matrix, where that
+ * tile's row pairs lift, insert and shuffle theirs for every block.  A batch takes 8 columns' passes over a chunk of
+ * 8 blocks of 4 panels (17 KiB, in L1) before the next chunk: column after column over whole
+ * panels read them from L2 each time, 0.54 against 0.45 ns a block, column and row (C harness,
+ * 256 x 4096, batch 8).  Intel Xeon, QGEMV_ISA=avxvnni, 4096 x 4096 through QMatrix, builds
+ * alternating, against that tile: batch 8, 1 / 2 threads 3.18-3.22 -> 2.20-2.23 / 1.61-1.69
+ * -> 1.17-1.19 ms, batch 32 6.24-6.27 -> 4.43-4.57, batch 3 0.94-0.97 -> 0.60-0.62; a single
+ * column even (in cache 0.64-0.68 ms, 14336 x 4096 out of cache 1 thread 4.1-4.3 -> 3.9-4.0). */
+#define QGEMV_X16_COLS_Q8_0 1
+#define X16_Q8_0_START_BIAS 0x4B400000
+#define X16_Q8_0_SLAB 8        /* columns whose passes take a chunk (in L1) before the next chunk */
+#define X16_Q8_0_BATCH_SIDE 8  /* blocks a batch's chunk: 4 panels' 17 KiB */
+typedef struct {
+    __m256 l[2][8];   /* rows 8 h .. 8 h + 7, lane i */
+} x16_sums_q8_0;
+#endif
+#define X16_Q8_0_SIDE 64       /* blocks a chunk at most: the span of a column's set-up */
 #define X16_Q8_0_PANELS 4      /* panels a batch's column set-up serves (a group) */
 /* A single column takes 2 panels at a time in chunks of 8 blocks (4.3 KiB of each): two streams
  * from memory, which this Xeon reads faster than one (a C read loop, 1 / 2 threads: 18.2 ->
@@ -59,7 +90,8 @@ typedef struct {
 
 static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_column_q8_0 *c) {
     for (int64_t k = 0; k < kn; k++) {
-        _mm256_storeu_si256((__m256i *)c->off[k], q8_lane_starts_lifted_128(y[k].qs));
+        _mm256_storeu_si256((__m256i *)c->off[k],
+                            _mm256_add_epi32(q8_lane_starts_lifted_128(y[k].qs), _mm256_set1_epi32(X16_Q8_0_START_BIAS)));
         c->dy[k] = scale_q8_0(&y[k]);
     }
 }
@@ -70,11 +102,13 @@ static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_c
  * idle hints of a Zen 4 cost it 13% in L2, 512 x 4096, 1 thread, 0.046 -> 0.040 ms); and each
  * block asks for ahead_lines lines from ahead on into L2 (panel_tile_q8_0's next group) */
 QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const block_q8_0 *const *y,
-                                       const x16_column_q8_0 *c, const int CB, const int hints, __m512 (*acc_)[8],
-                                       const uintptr_t ahead, const int64_t ahead_lines) {
+                                       const x16_column_q8_0 *c, const int CB, const int hints, const int one_column,
+                                       x16_sums_q8_0 *acc_, const uintptr_t ahead, const int64_t ahead_lines) {
+#if defined(QGEMV_AVX512)
+    (void)one_column;
     __m512 acc[QGEMV_X16_COLS_Q8_0][8];
     for (int j = 0; j < CB; j++)
-        for (int i = 0; i < 8; i++) acc[j][i] = acc_[j][i];
+        for (int i = 0; i < 8; i++) acc[j][i] = acc_[j].l[i];
     for (int64_t k = 0; k < kn; k++) {
         const block_q8_0x16 *b = p + k;
         for (int64_t l = 0; l < ahead_lines; l++) __builtin_prefetch((const void *)(ahead + 64 * (k * ahead_lines + l)), 0, 2);
@@ -95,13 +129,71 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
         }
     }
     for (int j = 0; j < CB; j++)
-        for (int i = 0; i < 8; i++) acc_[j][i] = acc[j][i];
+        for (int i = 0; i < 8; i++) acc_[j].l[i] = acc[j][i];
+#else
+    /* lanes 4 g .. 4 g + 3 of both halves at a time: their 8 accumulators, and each lane's start
+     * and activations broadcast once for both halves (all 8 lanes of one half a time loaded
+     * them twice as often: C loop, 0.42 against 0.39 ns a block, column and row) */
+    (void)CB;
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    /* a single column streams: both lane groups of a block before the next (its accumulators
+     * through L1), as the lane groups over whole chunks read each block's lines out of order
+     * (14336 x 4096 out of cache, 1 thread: 3.9 -> 4.3 ms) */
+    for (int64_t k0 = 0; k0 < kn; k0 += one_column ? 1 : kn)
+    _Pragma("GCC unroll 2")
+    for (int g = 0; g < 2; g++) {
+        __m256 acc[2][4];
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < 4; i++) acc[h][i] = acc_->l[h][4 * g + i];
+        for (int64_t k = k0; k < (one_column ? k0 + 1 : kn); k++) {
+            const block_q8_0x16 *b = p + k;
+            if (g == 0) {   /* the block's lines in order, the next group's share */
+                for (int i = 0; i < 8; i++) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->u + 64 * i, 1);
+                for (int64_t l = 0; l < ahead_lines; l++) __builtin_prefetch((const void *)(ahead + 64 * (k * ahead_lines + l)), 0, 2);
+            }
+            const __m256 dy = _mm256_set1_ps(c->dy[k]);
+            const __m256 d[2] = {_mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b->d)), dy),
+                                 _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8))), dy)};
+            for (int i = 0; i < 4; i++) {
+                const int lane = 4 * g + i;
+                const __m256i start = _mm256_set1_epi32(c->off[k][lane]),
+                              a = _mm256_set1_epi32((int)qgemv_load_u32((const uint8_t *)y[0][k].qs + 4 * lane));
+                for (int h = 0; h < 2; h++) {
+                    const __m256i s = qgemv_dpbusd_256(start, _mm256_loadu_si256((const __m256i *)(b->u + 64 * lane + 32 * h)), a);
+                    acc[h][i] = _mm256_fmadd_ps(d[h], _mm256_sub_ps(_mm256_castsi256_ps(s), magic), acc[h][i]);
+                }
+            }
+        }
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < 4; i++) acc_->l[h][4 * g + i] = acc[h][i];
+    }
+#endif
+}
+
+/* the 16 rows' results (row r at out[r out_stride]): each row's lanes in hsum_float_8's order */
+static inline void x16_finish_q8_0(const x16_sums_q8_0 *s, float *out, int64_t out_stride) {
+#if defined(QGEMV_AVX512)
+    const __m512 *l = s->l;
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
+                                     _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
+    float o[16];
+    _mm512_storeu_ps(o, sum);
+#else
+    float o[16];
+    for (int h = 0; h < 2; h++) {
+        const __m256 *l = s->l[h];
+        _mm256_storeu_ps(o + 8 * h, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(l[0], l[4]), _mm256_add_ps(l[2], l[6])),
+                                                  _mm256_add_ps(_mm256_add_ps(l[1], l[5]), _mm256_add_ps(l[3], l[7]))));
+    }
+#endif
+    for (int r = 0; r < 16; r++) out[r * out_stride] = o[r];
 }
 
 /* vec_dot_tile over npanels panels: by groups of X16_Q8_0_PANELS panels (X16_Q8_0_ONE_COL_PANELS
- * for a single column), QGEMV_X16_COLS_Q8_0 columns and chunks of X16_Q8_0_SIDE blocks
- * (X16_Q8_0_ONE_COL_SIDE): the columns' set-up for a chunk once, then each panel's pass over
- * it, its accumulators kept between chunks.
+ * for a single column), slabs of X16_Q8_0_SLAB columns and chunks of X16_Q8_0_BATCH_SIDE blocks
+ * (a single column's X16_Q8_0_SIDE or X16_Q8_0_ONE_COL_SIDE): per chunk, for each pass's
+ * QGEMV_X16_COLS_Q8_0 columns of the slab, their set-up once, then each panel's pass over the
+ * chunk, its accumulators kept between chunks.
  *   A group is read from memory by its first pair of columns and from L2 by the others, which
  * ran at the first's cost again where they had to wait for it: 4096 x 4096 batch 8, 1 thread,
  * 4.5 ns a block, column and 16 rows when the matrix stayed in L2 (256 rows), 6.7 when each
@@ -119,49 +211,46 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
                             int64_t out_stride) {
     const int64_t nb = n / 32, group = ncols > 1 ? X16_Q8_0_PANELS : X16_Q8_0_ONE_COL_PANELS,
-                  side = ncols > 1 || nb <= X16_Q8_0_SIDE ? X16_Q8_0_SIDE : X16_Q8_0_ONE_COL_SIDE;
+                  side = ncols > 1 ? X16_Q8_0_BATCH_SIDE : nb <= X16_Q8_0_SIDE ? X16_Q8_0_SIDE : X16_Q8_0_ONE_COL_SIDE;
     x16_column_q8_0 col[QGEMV_X16_COLS_Q8_0];
     const int64_t npairs = (ncols + QGEMV_X16_COLS_Q8_0 - 1) / QGEMV_X16_COLS_Q8_0,
                   panel_lines = (nb * (int64_t)sizeof(block_q8_0x16) + 63) / 64,
                   /* lines a block of the later pairs' passes asks for: a panel's over theirs */
                   ahead_per_block = npairs > 1 ? (panel_lines + (npairs - 1) * nb - 1) / ((npairs - 1) * nb) : 0;
-    __m512 acc[X16_Q8_0_PANELS][QGEMV_X16_COLS_Q8_0][8];
+    x16_sums_q8_0 acc[X16_Q8_0_PANELS][X16_Q8_0_SLAB];
     for (int64_t i0 = 0; i0 < npanels; i0 += group) {
         const int64_t pn = npanels - i0 < group ? npanels - i0 : group;
-        for (int64_t c0 = 0; c0 < ncols; c0 += QGEMV_X16_COLS_Q8_0) {
-            const int CB = ncols - c0 < QGEMV_X16_COLS_Q8_0 ? (int)(ncols - c0) : QGEMV_X16_COLS_Q8_0;
+        for (int64_t s0 = 0; s0 < ncols; s0 += X16_Q8_0_SLAB) {
+            const int64_t s1 = ncols - s0 < X16_Q8_0_SLAB ? ncols : s0 + X16_Q8_0_SLAB;
             for (int64_t i = 0; i < pn; i++)
-                for (int j = 0; j < CB; j++)
-                    for (int l = 0; l < 8; l++) acc[i][j][l] = _mm512_setzero_ps();
+                for (int64_t c = s0; c < s1; c++) memset(&acc[i][c - s0], 0, sizeof(acc[i][c - s0]));
             for (int64_t k0 = 0; k0 < nb; k0 += side) {
                 const int64_t kn = nb - k0 < side ? nb - k0 : side;
-                const block_q8_0 *y[QGEMV_X16_COLS_Q8_0];
-                for (int j = 0; j < CB; j++) {
-                    y[j] = (const block_q8_0 *)((const uint8_t *)a + (c0 + j) * act_stride) + k0;
-                    x16_set_up_column_q8_0(y[j], kn, &col[j]);
-                }
-                for (int64_t i = 0; i < pn; i++) {
-                    const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + (i0 + i) * panel_stride) + k0;
-                    /* pair c0 / 2 >= 1's share of panel i of the next group (an address, which
-                     * may lie past the copy) */
-                    const int64_t lines = c0 > 0 ? ahead_per_block : 0;
-                    const uintptr_t ahead = lines ? (uintptr_t)panels + (uintptr_t)((i0 + pn + i) * panel_stride)
-                                                        + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - 1) * nb + k0))
-                                                  : 0;
-                    if (CB > 1) x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, acc[i], ahead, lines);
-                    else if (qgemv_prefetch_one_column) x16_pass_q8_0(kn, p, y, col, 1, 1, acc[i], ahead, lines);
-                    else x16_pass_q8_0(kn, p, y, col, 1, 0, acc[i], ahead, lines);
+                for (int64_t c0 = s0; c0 < s1; c0 += QGEMV_X16_COLS_Q8_0) {
+                    const int CB = s1 - c0 < QGEMV_X16_COLS_Q8_0 ? (int)(s1 - c0) : QGEMV_X16_COLS_Q8_0;
+                    const block_q8_0 *y[QGEMV_X16_COLS_Q8_0];
+                    for (int j = 0; j < CB; j++) {
+                        y[j] = (const block_q8_0 *)((const uint8_t *)a + (c0 + j) * act_stride) + k0;
+                        x16_set_up_column_q8_0(y[j], kn, &col[j]);
+                    }
+                    for (int64_t i = 0; i < pn; i++) {
+                        const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + (i0 + i) * panel_stride) + k0;
+                        /* pair c0 / 2 >= 1's share of panel i of the next group (an address, which
+                         * may lie past the copy) */
+                        const int64_t lines = c0 > 0 ? ahead_per_block : 0;
+                        const uintptr_t ahead = lines ? (uintptr_t)panels + (uintptr_t)((i0 + pn + i) * panel_stride)
+                                                            + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - 1) * nb + k0))
+                                                      : 0;
+                        x16_sums_q8_0 *sums = &acc[i][c0 - s0];
+                        if (CB > 1) x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, 0, sums, ahead, lines);
+                        else if (ncols > 1) x16_pass_q8_0(kn, p, y, col, 1, 0, 0, sums, ahead, lines);
+                        else if (qgemv_prefetch_one_column) x16_pass_q8_0(kn, p, y, col, 1, 1, 1, sums, ahead, lines);
+                        else x16_pass_q8_0(kn, p, y, col, 1, 0, 1, sums, ahead, lines);
+                    }
                 }
             }
-            for (int64_t i = 0; i < pn; i++)   /* each row's lanes in hsum_float_8's order */
-                for (int j = 0; j < CB; j++) {
-                    const __m512 *l = acc[i][j];
-                    const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6])),
-                                                     _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7])));
-                    float o[16];
-                    _mm512_storeu_ps(o, sum);
-                    for (int r = 0; r < 16; r++) out[(16 * (i0 + i) + r) * out_stride + c0 + j] = o[r];
-                }
+            for (int64_t i = 0; i < pn; i++)
+                for (int64_t c = s0; c < s1; c++) x16_finish_q8_0(&acc[i][c - s0], out + 16 * (i0 + i) * out_stride + c, out_stride);
         }
     }
 }
