@@ -229,8 +229,9 @@ def test_vnni_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on the AVX-512 and AVX-VNNI variants; so do
     test_panels_give_vec_dot_bits' batches of 8 and more over a prepared matrix's panels, iq1_s's
-    and iq1_m's included.  f32 and f16 take none: their panels and their GGUF rows' tile meet
-    every batch as it comes (src/formats/float_panels.h), and so do bf16's."""
+    and iq1_m's included.  The floats take none on AVX-512: their panels and their GGUF rows'
+    tile meet every batch as it comes (src/formats/float_panels.h); on the AVX2 variants (avx2,
+    avxvnni) f16 batches take their columns widened to float32 once (src/formats/elements.h)."""
     grids = ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s")
     # (from the GGUF rows, from a prepared matrix's panels: the IQ grids' codes, iq1's trits)
     avx512 = {**{g: (8, 8) for g in grids}, "iq1_s": (8, 8), "iq1_m": (16, 8)}
@@ -240,8 +241,10 @@ def test_vnni_variants_multiply_from_packed_columns_where_that_is_faster():
                "q2_K": (16, 0), "q3_K": (8, 0), "q4_K": (24, 0), "q5_K": (16, 0), "q6_K": (8, 0),
                # and the formats llama.cpp repacks, from their GGUF rows and from their panels
                "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16), "iq4_xs": (10, 0)}
+    avx2 = {"f16": (2, 0)}
+    avxvnni.update(avx2)
     for isa in _kernels.COMPILED_ISAS:
-        packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else {}
+        packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else avx2 if isa == "avx2" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {
             f.name: packed.get(f.name, (0, 0))[0] for f in MATMUL}, isa
         assert {f.name: _kernels.packed_panel_min_cols(isa, f.id) for f in MATMUL} == {

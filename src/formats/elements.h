@@ -194,10 +194,12 @@ static inline float qgemv_f32_itself(float v) { return v; }
 #define QGEMV_FLOAT_AHEAD 512    /* values a row block's first column block prefetches ahead */
 #define QGEMV_FLOAT_SPAN 512     /* values of line units a batch's pass takes before the other's */
 enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1 of 16 registers */
-/* vec_dot_tile_<name>_<name>: weights and activations of element type T (to_f32 widens one) */
-#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                           \
-    QGEMV_ALWAYS_INLINE void float_block_##name(int64_t n, const T *const x[QGEMV_FLOAT_RB], \
-                                                const T *const y[QGEMV_FLOAT_CB], const int RB, const int CB, \
+/* float_block_<bname>: RB rows of T (widened by to_f32) x CB columns of CT, read as colname's
+ * parts (col_to_f32 for the scalar tail): the GGUF activations (CT = T) or f16's columns
+ * widened once to float32 (QGEMV_FLOAT_WIDE_COLS, below) */
+#define QGEMV_DEFINE_FLOAT_BLOCK(bname, name, T, to_f32, CT, colname, col_to_f32)               \
+    QGEMV_ALWAYS_INLINE void float_block_##bname(int64_t n, const T *const x[QGEMV_FLOAT_RB], \
+                                                const CT *const y[QGEMV_FLOAT_CB], const int RB, const int CB, \
                                                 const int prefetch, const T *const next[QGEMV_FLOAT_RB], \
                                                 const int nnext, float *out, int64_t out_stride) { \
         const int64_t nv = n / 64 * 64, unit = qgemv_float_unit(name, T, nv);              \
@@ -237,7 +239,7 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                                 const int64_t i = i0 + h * unit + q;                       \
                                 qgemv_fvec av[QGEMV_FLOAT_CB];                             \
                                 for (int c = 0; c < CB; c++) {                             \
-                                    av[c] = qgemv_part_##name(y[c] + i, j);                \
+                                    av[c] = qgemv_part_##colname(y[c] + i, j);             \
                                     QGEMV_IN_REGISTER(av[c]);                              \
                                 }                                                          \
                                 for (int r = 0; r < RB; r++) {                             \
@@ -255,13 +257,19 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
             for (int c = 0; c < CB; c++) {   /* hsum(acc 0 + acc 1) */                     \
                 float sum = qgemv_fvec_hsum(NP == 2 ? qgemv_fvec_add(park[0][r], park[0][RB + r]) \
                                                     : qgemv_fvec_add(park[0][r * CB + c], park[1][r * CB + c])); \
-                for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * to_f32(y[c][i]); \
+                for (int64_t i = nv; i < n; i++) sum += to_f32(x[r][i]) * col_to_f32(y[c][i]); \
                 out[r * out_stride + c] = sum;                                             \
             }                                                                              \
-    }                                                                                      \
-    static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
-                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
-                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
+    }
+/* float_tile_<name>: the tile over nrows rows of w against ncols columns, column c at cols +
+ * (c / 16) group_stride + (c % 16) col_stride (the GGUF activations: act_stride and 16 times it),
+ * as T (wide 0) or widened to float32 (wide 1: f16's) */
+#define QGEMV_DEFINE_FLOAT_TILE(name, T, to_f32)                                           \
+    QGEMV_DEFINE_FLOAT_BLOCK(name, name, T, to_f32, T, name, to_f32)                       \
+    QGEMV_FLOAT_WIDE_BLOCK_##name                                                          \
+    QGEMV_ALWAYS_INLINE void float_tile_##name(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, \
+                                              const uint8_t *restrict cols, int64_t col_stride, int64_t group_stride, \
+                                              const int wide, int64_t ncols, float *restrict out, int64_t out_stride) { \
         const int64_t passes = (ncols + QGEMV_FLOAT_CB - 1) / QGEMV_FLOAT_CB;              \
         /* the first block's hints: a batch's near L1 one; a single column's per CPU (above) */ \
         const int first = ncols > 1 ? 1 : !qgemv_prefetch_one_column ? 0 : sizeof(T) == 4 ? 2 : 1; \
@@ -292,25 +300,77 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                 for (int k = k0; k < k1; k++) next[k - k0] = (const T *)((const uint8_t *)w + (r + RB + k) * row_stride); \
                 const int CB = (int)((p + 1) * ncols / passes - c);                        \
                 const T *y[QGEMV_FLOAT_CB];                                                \
-                for (int k = 0; k < QGEMV_FLOAT_CB; k++)                                   \
-                    y[k] = (const T *)((const uint8_t *)a + (c + (k < CB ? k : CB - 1)) * act_stride); \
+                const float *yw[QGEMV_FLOAT_CB];                                           \
+                for (int k = 0; k < QGEMV_FLOAT_CB; k++) {                                 \
+                    const int64_t cc = c + (k < CB ? k : CB - 1);                          \
+                    const uint8_t *col = cols + cc / 16 * group_stride + cc % 16 * col_stride; \
+                    y[k] = (const T *)col;                                                 \
+                    yw[k] = (const float *)col;                                            \
+                }                                                                          \
                 float *o = out + r * out_stride + c;   /* rows rstride apart */            \
-                switch (RB * 8 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
-                QGEMV_FLOAT_CASES_4x3(name)                                                \
+                (void)yw;                                                                  \
+                if (wide) {                                                                \
+                    switch (RB * 8 + CB) {                                                 \
+                    QGEMV_FLOAT_WIDE_CASES_##name(yw)                                      \
+                    }                                                                      \
+                } else {                                                                   \
+                    switch (RB * 8 + CB) {  /* (RB, CB) as constants, each block compiled once */ \
+                    QGEMV_FLOAT_CASES_4x3(name, y)                                         \
+                    }                                                                      \
                 }                                                                          \
             }                                                                              \
         }                                                                                  \
+    }                                                                                      \
+    static void vec_dot_tile_##name##_##name(int64_t n, const void *restrict w, int64_t row_stride, \
+                                             int64_t nrows, const void *restrict a, int64_t act_stride, \
+                                             int64_t ncols, float *restrict out, int64_t out_stride) { \
+        float_tile_##name(n, w, row_stride, nrows, (const uint8_t *)a, act_stride, 16 * act_stride, 0, ncols, \
+                          out, out_stride);                                                \
     }
-#define QGEMV_FLOAT_BLOCK_CASE(name, rb, cb)                                                 \
-    case rb * 8 + cb: float_block_##name(n, x, y, rb, cb, c ? 0 : first, next, k1 - k0, o, rstride * out_stride); break;
+#define QGEMV_FLOAT_BLOCK_CASE(bname, ys, rb, cb)                                            \
+    case rb * 8 + cb: float_block_##bname(n, x, ys, rb, cb, c ? 0 : first, next, k1 - k0, o, rstride * out_stride); break;
 /* the blocks a tile can meet: 1-4 rows x 1-3 columns */
-#define QGEMV_FLOAT_CASES_ROW_3(name, rb) QGEMV_FLOAT_BLOCK_CASE(name, rb, 3) QGEMV_FLOAT_BLOCK_CASE(name, rb, 2) \
-    QGEMV_FLOAT_BLOCK_CASE(name, rb, 1)
-#define QGEMV_FLOAT_CASES_4x3(name) QGEMV_FLOAT_CASES_ROW_3(name, 4) QGEMV_FLOAT_CASES_ROW_3(name, 3) \
-    QGEMV_FLOAT_CASES_ROW_3(name, 2) QGEMV_FLOAT_CASES_ROW_3(name, 1)
+#define QGEMV_FLOAT_CASES_ROW_3(bname, ys, rb) QGEMV_FLOAT_BLOCK_CASE(bname, ys, rb, 3) \
+    QGEMV_FLOAT_BLOCK_CASE(bname, ys, rb, 2) QGEMV_FLOAT_BLOCK_CASE(bname, ys, rb, 1)
+#define QGEMV_FLOAT_CASES_4x3(bname, ys) QGEMV_FLOAT_CASES_ROW_3(bname, ys, 4) QGEMV_FLOAT_CASES_ROW_3(bname, ys, 3) \
+    QGEMV_FLOAT_CASES_ROW_3(bname, ys, 2) QGEMV_FLOAT_CASES_ROW_3(bname, ys, 1)
+/* f16's blocks against widened columns (below; f32 takes its activations as they are, bf16 as
+ * its GGUF bf16) */
+#define QGEMV_FLOAT_WIDE_BLOCK_f32
+#define QGEMV_FLOAT_WIDE_BLOCK_bf16
+#define QGEMV_FLOAT_WIDE_BLOCK_f16 QGEMV_DEFINE_FLOAT_BLOCK(f16_wide, f16, uint16_t, qgemv_fp16_to_fp32, float, f32, qgemv_f32_itself)
+#define QGEMV_FLOAT_WIDE_CASES_f32(ys)
+#define QGEMV_FLOAT_WIDE_CASES_bf16(ys)
+#define QGEMV_FLOAT_WIDE_CASES_f16(ys) QGEMV_FLOAT_CASES_4x3(f16_wide, ys)
 QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself)
 QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32)
 QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
+
+/* f16 batches from their columns widened to float32 once per product (packed_tile.h's driver:
+ * 16 columns a group, QGEMV_FLOAT_WIDE_COLS(n) floats apart), so a block's 3 columns are plain
+ * loads and only its 4 rows are widened: 4 vcvtph2ps (2 operations each) per 12 fmas instead of
+ * 7; the same exact values in the same fmas, so the same bits.  Intel Xeon, 4096 x 4096 through
+ * QMatrix, 2 threads, builds alternating: QGEMV_ISA=avxvnni batch 8 2.14-2.15 -> 1.90-2.00 ms,
+ * batch 32 8.0-8.25 -> 7.19-7.27; avx2 2.11-2.18 -> 1.97-1.98, 8.08-8.38 -> 7.16-7.56.  bf16's
+ * widening is one shift or mask: its columns widened (in its parts' order) ran 1.05x in a C
+ * loop and even or slower through QMatrix, so it keeps its bf16 columns. */
+#define QGEMV_FLOAT_WIDE_COLS(n) (((n) + 255) / 256 * 256)
+#define QGEMV_PACKED_NBYTES_f16_wide (16 * 256 * sizeof(float))
+static void pack_columns_f16_wide(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
+                                  void *restrict packed) {
+    const int nc = ncols - 16 * g < 16 ? (int)(ncols - 16 * g) : 16;
+    for (int c = 0; c < nc; c++)
+        dequant_row_f16((const uint8_t *)a + (16 * g + c) * act_stride, (float *)packed + c * QGEMV_FLOAT_WIDE_COLS(n), n);
+}
+static void packed_tile_f16(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, const void *restrict packed,
+                            int64_t ncols, float *restrict out, int64_t out_stride) {
+    const int64_t col_stride = QGEMV_FLOAT_WIDE_COLS(n) * (int64_t)sizeof(float);
+    float_tile_f16(n, w, row_stride, nrows, (const uint8_t *)packed, col_stride, 16 * col_stride, 1, ncols, out, out_stride);
+}
+#define QGEMV_PACKED_TILES_ELEMENTS(X) X(f16, 2, f16_wide)
+#endif
+#ifndef QGEMV_PACKED_TILES_ELEMENTS
+#define QGEMV_PACKED_TILES_ELEMENTS(X)
 #endif
 #if defined(QGEMV_AVX2)   /* AVX-512's from float_panels.h */
 #define QGEMV_TILES_ELEMENTS(X) X(f32, f32) X(f16, f16) X(bf16, bf16)
