@@ -48,10 +48,10 @@ typedef struct {
  * where vcvtdq2ps shares ports 0 and 1 with vpdpbusd and the fmas (vec_dot_tile_q8_0_q8_0's
  * trick, q32.h).  A block, column and 16 rows is 16 vpdpbusd, 16 subtractions, 16 fmas and the
  * scales' conversions and products, the levels lifted and laid out once per matrix, where that
- * tile's row pairs lift, insert and shuffle theirs for every block.  A batch takes 8 columns' passes over a chunk of
- * 8 blocks of 4 panels (17 KiB, in L1) before the next chunk: column after column over whole
- * panels read them from L2 each time, 0.54 against 0.45 ns a block, column and row (C harness,
- * 256 x 4096, batch 8).  Intel Xeon, QGEMV_ISA=avxvnni, 4096 x 4096 through QMatrix, builds
+ * tile's row pairs lift, insert and shuffle theirs for every block.  A batch takes 8 columns'
+ * passes over a chunk of 8 blocks of 4 panels (17 KiB, in L1) before the next chunk: column
+ * after column over whole panels read them from L2 each time, 0.54 against 0.45 ns a block,
+ * column and row (C harness, 256 x 4096, batch 8).  Intel Xeon, QGEMV_ISA=avxvnni, 4096 x 4096 through QMatrix, builds
  * alternating, against that tile: batch 8, 1 / 2 threads 3.18-3.22 -> 2.20-2.23 / 1.61-1.69
  * -> 1.17-1.19 ms, batch 32 6.24-6.27 -> 4.43-4.57, batch 3 0.94-0.97 -> 0.60-0.62; a single
  * column even (in cache 0.64-0.68 ms, 14336 x 4096 out of cache 1 thread 4.1-4.3 -> 3.9-4.0). */
@@ -235,15 +235,16 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
                     }
                     for (int64_t i = 0; i < pn; i++) {
                         const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + (i0 + i) * panel_stride) + k0;
-                        /* pair c0 / 2 >= 1's share of panel i of the next group (an address, which
-                         * may lie past the copy) */
+                        /* a later pass's (c0 > 0) share of panel i of the next group (an address,
+                         * which may lie past the copy) */
                         const int64_t lines = c0 > 0 ? ahead_per_block : 0;
                         const uintptr_t ahead = lines ? (uintptr_t)panels + (uintptr_t)((i0 + pn + i) * panel_stride)
                                                             + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - 1) * nb + k0))
                                                       : 0;
                         x16_sums_q8_0 *sums = &acc[i][c0 - s0];
                         if (CB > 1) x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, 0, sums, ahead, lines);
-                        else if (ncols > 1) x16_pass_q8_0(kn, p, y, col, 1, 0, 0, sums, ahead, lines);
+                        else if (ncols > 1)   /* a batch's lone column (AVX-VNNI: each): no hints */
+                            x16_pass_q8_0(kn, p, y, col, 1, 0, 0, sums, ahead, lines);
                         else if (qgemv_prefetch_one_column) x16_pass_q8_0(kn, p, y, col, 1, 1, 1, sums, ahead, lines);
                         else x16_pass_q8_0(kn, p, y, col, 1, 0, 1, sums, ahead, lines);
                     }
