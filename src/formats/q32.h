@@ -60,12 +60,17 @@ static inline void unpack_q8_0_ref(const block_q8_0 *b, int8_t q[32]) { memcpy(q
 #if defined(QGEMV_VNNI)
 /* -128 sum_{j = 4i .. 4i + 3} a_j for each lane i of a q8 block's 32 values: vpdpbusd of levels
  * lifted by 128 (u = q + 128) against a, started from it, gives sum q a exactly (q8_0's panel
- * passes and q5_0's AVX-512 ones) */
+ * passes, the AVX-VNNI rows tile and q5_0's AVX-512 passes) */
 static inline __m256i q8_lane_starts_lifted_128(const int8_t qs[32]) {
     const __m256i s = qgemv_dpbusd_256(_mm256_setzero_si256(), _mm256_set1_epi8((char)0x80),
                                        _mm256_loadu_si256((const __m256i *)qs));
     return _mm256_sub_epi32(_mm256_setzero_si256(), s);
 }
+/* 1.5 2^23 as float bits and as a float: an int32 s with |s| < 2^22 added to the bits is the
+ * float 1.5 2^23 + s exactly, so one subtraction gives s as a float (the VNNI q8_0 tiles, whose
+ * vpdpbusd starts from the bits) */
+#define Q8_MAGIC_BITS 0x4B400000
+#define Q8_MAGIC 12582912.0f
 #endif
 
 /* ---------------------------------------------------------------- q8_1: x = d q (s unused) */
@@ -578,11 +583,10 @@ typedef struct {
 /* every one of the 4 columns (a group of fewer repeats its first: y[c] valid, results unused); d_y
  * built in registers (through memory, as 4 floats, it stalled on store forwarding every block) */
 static inline void tile_q8_0_set_up(const block_q8_0 *const y[4], int64_t kn, tile_q8_0_columns *s) {
-    const __m256i lift = _mm256_set1_epi8((char)0x80), magic = _mm256_set1_epi32(0x4B400000);
+    const __m256i magic = _mm256_set1_epi32(Q8_MAGIC_BITS);
     for (int64_t k = 0; k < kn; k++) {
         for (int c = 0; c < 4; c++) {
-            const __m256i a = _mm256_loadu_si256((const __m256i *)y[c][k].qs);
-            const __m256i st = _mm256_sub_epi32(magic, qgemv_dpbusd_256(_mm256_setzero_si256(), lift, a));
+            const __m256i st = _mm256_add_epi32(magic, q8_lane_starts_lifted_128(y[c][k].qs));
             s->start[c][k][0] = _mm256_permute2x128_si256(st, st, 0x00);
             s->start[c][k][1] = _mm256_permute2x128_si256(st, st, 0x11);
         }
@@ -605,7 +609,7 @@ QGEMV_ALWAYS_INLINE void tile_q8_0_pair(int64_t kn, const block_q8_0 *x0, const 
                                         const block_q8_0 *const y[4], const tile_q8_0_columns *s,
                                         const int CB, const int prefetch, __m256 acc_[4][2]) {
     const __m256i lift = _mm256_set1_epi8((char)0x80);
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    const __m256 magic = _mm256_set1_ps(Q8_MAGIC);
     __m256 acc[4][2];
     for (int c = 0; c < CB; c++) acc[c][0] = acc_[c][0], acc[c][1] = acc_[c][1];
     for (int64_t k = 0; k < kn; k++) {

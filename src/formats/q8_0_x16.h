@@ -56,7 +56,7 @@ typedef struct {
  * -> 1.17-1.19 ms, batch 32 6.24-6.27 -> 4.43-4.57, batch 3 0.94-0.97 -> 0.60-0.62; a single
  * column even (in cache 0.64-0.68 ms, 14336 x 4096 out of cache 1 thread 4.1-4.3 -> 3.9-4.0). */
 #define QGEMV_X16_COLS_Q8_0 1
-#define X16_Q8_0_START_BIAS 0x4B400000
+#define X16_Q8_0_START_BIAS Q8_MAGIC_BITS
 #define X16_Q8_0_SLAB 8        /* columns whose passes take a chunk (in L1) before the next chunk */
 #define X16_Q8_0_BATCH_SIDE 8  /* blocks a batch's chunk: 4 panels' 17 KiB */
 typedef struct {
@@ -135,7 +135,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
      * and activations broadcast once for both halves (all 8 lanes of one half a time loaded
      * them twice as often: C loop, 0.42 against 0.39 ns a block, column and row) */
     (void)CB;
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    const __m256 magic = _mm256_set1_ps(Q8_MAGIC);
     /* a single column streams: both lane groups of a block before the next (its accumulators
      * through L1), as the lane groups over whole chunks read each block's lines out of order
      * (14336 x 4096 out of cache, 1 thread: 3.9 -> 4.3 ms) */
