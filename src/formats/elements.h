@@ -346,10 +346,11 @@ QGEMV_DEFINE_FLOAT_TILE(f32, float, qgemv_f32_itself)
 QGEMV_DEFINE_FLOAT_TILE(f16, uint16_t, qgemv_fp16_to_fp32)
 QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
 
-/* f16 batches from their columns widened to float32 once per product (packed_tile.h's driver:
- * 16 columns a group, QGEMV_FLOAT_WIDE_COLS(n) floats apart), so a block's 3 columns are plain
- * loads and only its 4 rows are widened: 4 vcvtph2ps (2 operations each) per 12 fmas instead of
- * 7; the same exact values in the same fmas, so the same bits.  Intel Xeon, 4096 x 4096 through
+/* f16 batches from their columns widened to float32 once per product (the packed columns'
+ * driver, _matmul_packed in qgemv/_kernels.pyx: 16 columns a group, QGEMV_FLOAT_WIDE_COLS(n)
+ * floats apart), so a block's 3 columns are plain loads and only its 4 rows are widened: 4
+ * vcvtph2ps (2 operations each) per 12 fmas instead of 7; the same exact values in the same
+ * fmas, so the same bits.  Intel Xeon, 4096 x 4096 through
  * QMatrix, 2 threads, builds alternating: QGEMV_ISA=avxvnni batch 8 2.14-2.15 -> 1.90-2.00 ms,
  * batch 32 8.0-8.25 -> 7.19-7.27; avx2 2.11-2.18 -> 1.97-1.98, 8.08-8.38 -> 7.16-7.56.  bf16's
  * widening is one shift or mask: its columns widened (in its parts' order) ran 1.05x in a C
