@@ -225,7 +225,7 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
     np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), _per_row(m, xq).view(np.uint32))
 
 
-def test_vnni_variants_multiply_from_packed_columns_where_that_is_faster():
+def test_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on the AVX-512 and AVX-VNNI variants; so do
     test_panels_give_vec_dot_bits' batches of 8 and more over a prepared matrix's panels, iq1_s's
