@@ -110,6 +110,17 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
  * 1.17-1.92 ms; now, 2 / 1 threads, iq4_xs 0.78 -> 0.74 / 1.29 -> 1.26 ms, tq2_0 0.36 -> 0.26
  * / 0.70 -> 0.52, its 3 copies of 14336 x 4096 45 MiB). */
 
+/* a q2_K super-block's 16 level lines hinted before its pass reads them (hints as above).
+ * Hinted inside its unrolled loops, the hints' addresses took the registers the AVX2 pass
+ * needed and its single column spilled (C harness, 8 rows x 256 values: 38 ns without hints,
+ * 48 with).  Intel Xeon, builds alternating, single column, 1 / 2 threads: avxvnni 4096 x 4096
+ * 0.50 -> 0.38-0.40 / 0.28-0.33 -> 0.205-0.21 ms, 14336 x 4096 out of cache 2.04-2.05 ->
+ * 1.76-1.82 / 1.03-1.08 -> 0.92-0.98 (avx2 alike); AVX-512 in cache 0.30-0.32 -> 0.28-0.30 /
+ * 0.17-0.19 -> 0.14-0.16, out of cache even; batches even */
+QGEMV_ALWAYS_INLINE void x16_hint_levels_q2_K(const block_q2_Kx16 *b, const int CB, const int hints) {
+    for (int g = 0; g < 16; g++) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
+}
+
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
  * than 4, q4_K even), 4 in AVX2's 16 */
 #if defined(QGEMV_AVX512)
@@ -579,6 +590,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     x16_columns_512(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
+        x16_hint_levels_q2_K(b, CB, hints);
         __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
         {
             __m512i mpair[8];
@@ -598,7 +610,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                     for (int j = 0; j < CB; j++) t[j] = _mm512_setzero_si512();
                     for (int kk = 0; kk < 4; kk++) {
                         const int g = 8 * h + 4 * gg + kk;
-                        if (f == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                         const __m512i v = _mm512_loadu_si512((const void *)(b->qs + 64 * g));
                         const __m512i u = _mm512_and_si512(f ? _mm512_srli_epi32(v, 2 * f) : v, low2);
                         const __m512i w = scaled ? x16_scaled_levels_q2_K(table, u) : u;
@@ -907,6 +918,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     x16_columns_256(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
+        x16_hint_levels_q2_K(b, CB, hints);
         for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
             __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
             for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();
@@ -926,7 +938,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
                         for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
                         for (int kk = 0; kk < 4; kk++) {
                             const int g = 8 * h + 4 * gg + kk;
-                            if (half == 0 && f == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
                             const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
 #if defined(QGEMV_VNNI)
