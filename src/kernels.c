@@ -108,7 +108,7 @@ QGEMV_FOR_EACH_QUANTIZE(QGEMV_DEFINE_QUANTIZE_CHECKED)
 #define QGEMV_PANEL_ROWS_ENTRY(id, name, rows) [id] = rows,
 #define QGEMV_REPACK_ROW_ENTRY(id, name, as) [id] = repack_row_##name##_as_##as,
 #define QGEMV_FOR_EACH_PACKED_TILE(X) QGEMV_PACKED_TILES_IQUANTS(X) QGEMV_PACKED_TILES_IQ1(X) QGEMV_PACKED_TILES_KQUANTS(X) \
-    QGEMV_PACKED_TILES_X8(X) QGEMV_PACKED_TILES_IQ4_XS(X) QGEMV_PACKED_TILES_ELEMENTS(X)
+    QGEMV_PACKED_TILES_X8(X) QGEMV_PACKED_TILES_ELEMENTS(X)
 #define QGEMV_PACKED_TILE_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = packed_tile_##name,
 #define QGEMV_PACKED_MIN_COLS_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = min_cols,
 #define QGEMV_PACK_COLUMNS_ENTRY(name, min_cols, act) [QGEMV_ID_##name] = pack_columns_##act,

@@ -240,7 +240,7 @@ def test_variants_multiply_from_packed_columns_where_that_is_faster():
     avxvnni = {**{g: (6, 6) for g in grids}, "iq1_s": (8, 12), "iq1_m": (6, 6),
                "q2_K": (16, 0), "q3_K": (8, 0), "q4_K": (24, 0), "q5_K": (16, 0), "q6_K": (8, 0),
                # and the formats llama.cpp repacks, from their GGUF rows and from their panels
-               "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16), "iq4_xs": (10, 0)}
+               "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16)}
     avx2 = {"f16": (2, 0)}
     avxvnni.update(avx2)
     for isa in _kernels.COMPILED_ISAS:
@@ -269,29 +269,29 @@ def test_repacked_formats_batches_from_packed_columns_are_vec_dot_bits(fmt, batc
         np.testing.assert_array_equal(out, ref)
 
 
-@pytest.mark.parametrize("batch", [10, 13, 32, 37])
+@pytest.mark.parametrize("batch", [1, 3, 8, 13, 37])
 @pytest.mark.parametrize("rows", [5, 16, 35])
-@pytest.mark.parametrize("largest", [False, True])
-def test_iq4_xs_batches_from_packed_int16_columns_are_vec_dot_bits(batch, rows, largest, isa):
-    """On AVX-VNNI, iq4_xs's batches of 10 and more take int16 columns against each row's levels
-    times their scales (src/formats/iq4_xs.h): tiles of 16 rows in passes of 3 and 2 rows (5: 3 +
-    2, 35: two tiles and 3 rows), columns by 4 in slabs of 32 (37: a slab and 5), still give
-    vec_dot's bits; also at the largest terms (every scale -32, every level -127, activations
-    +-127: 32 127 127 a product)."""
+def test_iq4_xs_at_its_largest_terms_is_vec_dot_bits(batch, rows, isa):
+    """Every scale -32, every level -127, activations +-127 (32 127 127 a product): iq4_xs's
+    panels where the variant has them (VNNI: levels + 128 through vpdpbusd, each sub-block's
+    chain from -128 bsum, src/formats/superblocks_x16.h; 35 rows: two panels and 3 GGUF rows) and
+    its GGUF rows' tile still give vec_dot's bits, on one thread and two."""
     fmt = _formats.BY_NAME["iq4_xs"]
     m, x, xq = _setup(fmt, rows, batch, seed=batch * 7 + rows, cols=3 * fmt.block_size)
-    if largest:
-        blocks = np.frombuffer(m._data, dtype=np.uint8).copy().reshape(rows * 3, fmt.type_size)
-        blocks[:, 2:8] = 0       # scales_h and scales_l: every ls 0, a scale of -32
-        blocks[:, 8:] = 0        # every nibble 0: kvalues_iq4nl[0] = -127
-        m = QMatrix(blocks.reshape(rows, -1), "iq4_xs", (rows, 3 * fmt.block_size))
-        x = np.where(np.random.default_rng(batch).random(x.shape) < 0.5, -1.0, 1.0).astype(np.float32)
-        xq = np.empty_like(xq)
-        _kernels.quantize_activations(_dispatch.isa, _formats.BY_NAME[fmt.act.lower()].id, x, xq)
+    blocks = np.frombuffer(m._data, dtype=np.uint8).copy().reshape(rows * 3, fmt.type_size)
+    blocks[:, 2:8] = 0       # scales_h and scales_l: every ls 0, a scale of -32
+    blocks[:, 8:] = 0        # every nibble 0: kvalues_iq4nl[0] = -127
+    m = QMatrix(blocks.reshape(rows, -1), "iq4_xs", (rows, 3 * fmt.block_size))
+    x = np.where(np.random.default_rng(batch).random(x.shape) < 0.5, -1.0, 1.0).astype(np.float32)
+    _kernels.quantize_activations(_dispatch.isa, _formats.BY_NAME[fmt.act.lower()].id, x, xq)
     ref = _per_row(m, xq)
     assert np.isfinite(ref).all()
-    np.testing.assert_array_equal(_tile(m, xq, rows).view(np.uint32), ref.view(np.uint32))
-    np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=2).view(np.uint32), ref.view(np.uint32))
+    for n_threads in (1, 2):
+        np.testing.assert_array_equal(_tile(m, xq, rows, n_threads=n_threads).view(np.uint32), ref.view(np.uint32))
+        if _kernels.panel_rows(_dispatch.isa, fmt.id):
+            out = np.full((rows, batch), np.nan, dtype=np.float32)
+            _matmul_panels(m, xq, out, n_threads)
+            np.testing.assert_array_equal(out.view(np.uint32), ref.view(np.uint32))
 
 
 @pytest.mark.parametrize("fmt", MATMUL, ids=ids)

@@ -528,13 +528,4 @@ typedef struct {
 } block_q8_0x16c;
 static_assert(sizeof(block_q8_0x16c) == 16 * (QK8_0 + 4 + 4), "wrong q8_0x16c block size/padding");
 
-/* 16 columns of q8_K activations, one super-block, as int16 for vpdpwssd (iq4_xs on AVX-VNNI,
- * src/formats/iq4_xs.h): w[c][2 b + h] is column c's sub-block b with, in int32 lane i, its
- * values 32 b + 4 i + 2 h and 32 b + 4 i + 2 h + 1; d[c] its scale; columns past the batch zeros */
-typedef struct {
-    int16_t w[16][QK_K / 16][16];
-    float d[16];
-} block_q8_Kx16w;
-static_assert(sizeof(block_q8_Kx16w) == 16 * (2 * QK_K + 4), "wrong q8_Kx16w block size/padding");
-
 #endif /* QGEMV_BLOCKS_H */

@@ -20,7 +20,9 @@
  *   AVX2            q2_K, q4_K, q5_K and tq2_0 on 8 rows per vector, maddubs pairs summed in
  *                   int16 while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups
  *                   at a time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks, 8 for
- *                   tq2_0's fields), then madd with the scales (tq2_0: ones);
+ *                   tq2_0's fields), then madd with the scales (tq2_0: ones); iq4_xs with
+ *                   AVX-VNNI as AVX-512, 8 rows per vector (its levels + 128 overflow maddubs'
+ *                   int16 pairs, so the avx2 variant reads its GGUF rows);
  *   portable        none: the formats' GGUF rows (panel_tile_<name> NULL, below).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
@@ -110,15 +112,16 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
  * 1.17-1.92 ms; now, 2 / 1 threads, iq4_xs 0.78 -> 0.74 / 1.29 -> 1.26 ms, tq2_0 0.36 -> 0.26
  * / 0.70 -> 0.52, its 3 copies of 14336 x 4096 45 MiB). */
 
-/* a q2_K super-block's 16 level lines hinted before its pass reads them (hints as above).
- * Hinted inside its unrolled loops, the hints' addresses took the registers the AVX2 pass
- * needed and its single column spilled (C harness, 8 rows x 256 values: 38 ns without hints,
- * 48 with).  Intel Xeon, builds alternating, single column, 1 / 2 threads: avxvnni 4096 x 4096
+/* a super-block's nlines level lines at qs hinted before a pass reads them (hints as above):
+ * q2_K's.  Hinted inside its unrolled loops, the hints' addresses took the registers q2_K's AVX2
+ * pass needed and its single column spilled (C harness, 8 rows x 256 values: 38 ns without
+ * hints, 48 with; iq4_xs's AVX-VNNI pass, which does not spill, ran 1.16-1.28x slower so than
+ * hinted line by line, in and out of cache).  Intel Xeon, builds alternating, single column, 1 / 2 threads: avxvnni 4096 x 4096
  * 0.50 -> 0.38-0.40 / 0.28-0.33 -> 0.205-0.21 ms, 14336 x 4096 out of cache 2.04-2.05 ->
  * 1.76-1.82 / 1.03-1.08 -> 0.92-0.98 (avx2 alike); AVX-512 in cache 0.30-0.32 -> 0.28-0.30 /
  * 0.17-0.19 -> 0.14-0.16, out of cache even; batches even */
-QGEMV_ALWAYS_INLINE void x16_hint_levels_q2_K(const block_q2_Kx16 *b, const int CB, const int hints) {
-    for (int g = 0; g < 16; g++) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * g, CB);
+QGEMV_ALWAYS_INLINE void x16_hint_lines(const uint8_t *qs, const int nlines, const int CB, const int hints) {
+    for (int g = 0; g < nlines; g++) QGEMV_PREFETCH_PASS_LINE_IF(hints, qs + 64 * g, CB);
 }
 
 /* columns per pass, their integer sums in registers: 8 in AVX-512's 32 (q5_K batch 32 8% faster
@@ -590,7 +593,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     x16_columns_512(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
-        x16_hint_levels_q2_K(b, CB, hints);
+        x16_hint_lines(b->qs, 16, CB, hints);
         __m512i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
         {
             __m512i mpair[8];
@@ -918,7 +921,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     x16_columns_256(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
-        x16_hint_levels_q2_K(b, CB, hints);
+        x16_hint_lines(b->qs, 16, CB, hints);
         for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
             __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
             for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();
@@ -964,6 +967,65 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     }
     x16_store_256(acc, CB, out, out_stride);
 }
+#if defined(QGEMV_VNNI)
+/* iq4_xs on 8 rows per vector, the AVX-512 pass's arithmetic (levels + 128 by vpshufb, each
+ * 32-value sub-block's vpdpbusd chain from -128 bsum_s, times the rows' ls - 32 by vpmulld, one
+ * fma a super-block), both halves of the panel in turn.  Against the GGUF rows' tile (and, from
+ * 10 columns, int16 columns through vpdpwssd, 16 a row, column and super-block where this takes
+ * 8 vpdpbusd), avxvnni, Intel Xeon, builds alternating, 4096 x 4096, 1 / 2 threads: 0.59-0.60 ->
+ * 0.42-0.44 / 0.33-0.34 -> 0.23-0.26 ms; out of cache (14336 x 4096) 2.47-2.68 -> 2.27-2.36 /
+ * 1.35-1.37 -> 1.15-1.21; 2 threads, batch 8 1.25-1.30 -> 0.74-0.75, 10 1.60-1.68 -> 0.93-1.02,
+ * 16 2.22-2.30 -> 1.44-1.50, 32 3.84-4.26 -> 2.73-2.90.  Without VNNI the levels + 128 overflow
+ * maddubs' int16 pairs, so the avx2 variant reads iq4_xs's GGUF rows */
+QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, const uint8_t *a, int64_t act_stride,
+                                         const int CB, const int hints, float *out, int64_t out_stride) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
+    const __m256i table = _mm256_broadcastsi128_si256(kvalues_iq4nl_u8());
+    const block_q8_K *y[QGEMV_X16_COLS];
+    __m256 acc[2][QGEMV_X16_COLS];
+    x16_columns_256(a, act_stride, CB, y, acc);
+    for (int64_t ib = 0; ib < nb; ib++) {
+        const block_iq4_xsx16 *b = p + ib;
+        int32_t start[QGEMV_X16_COLS][8];   /* -128 bsum_s over the 32-value sub-blocks */
+        for (int j = 0; j < CB; j++) {
+            const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums), _mm256_set1_epi16(1));
+            _mm256_storeu_si256((__m256i *)start[j], _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bs, 7)));
+        }
+        for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+            /* lane r: the row's scales_l (sub-block s in bits 4 s ..) and scales_h (bits 2 s, 2 s + 1) */
+            const __m256i sl = _mm256_loadu_si256((const __m256i *)(b->scales_l + 32 * half));
+            const __m256i sh = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(b->scales_h + 8 * half)));
+            __m256i isum[QGEMV_X16_COLS];
+            for (int j = 0; j < CB; j++) isum[j] = _mm256_setzero_si256();
+            for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
+                __m256i t[QGEMV_X16_COLS];
+                for (int j = 0; j < CB; j++) t[j] = _mm256_set1_epi32(start[j][s]);
+                for (int k = 0; k < 4; k++) {
+                    if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (4 * s + k), CB);
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (4 * s + k) + 32 * half));
+                    const __m256i u0 = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low4));
+                    const __m256i u1 = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi32(v, 4), low4));
+                    for (int j = 0; j < CB; j++) {
+                        const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
+                        t[j] = qgemv_dpbusd_256(t[j], u0, _mm256_set1_epi32((int)qgemv_k_word(x)));
+                        t[j] = qgemv_dpbusd_256(t[j], u1, _mm256_set1_epi32((int)qgemv_k_word(x + 16)));
+                    }
+                }
+                const __m256i sc = _mm256_sub_epi32(
+                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f)),
+                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
+                    _mm256_set1_epi32(32));   /* ls - 32 */
+                for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_mullo_epi32(t[j], sc));
+            }
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
+            for (int j = 0; j < CB; j++)
+                acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(isum[j]),
+                                               acc[half][j]);
+        }
+    }
+    x16_store_256(acc, CB, out, out_stride);
+}
+#endif
 #endif
 
 #if defined(QGEMV_AVX512)
@@ -1569,7 +1631,8 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * rows):
  *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
  *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
- *             faster and even), and iq4_xs, whose levels + 128 overflow maddubs' int16 pairs;
+ *             faster and even), and iq4_xs without AVX-VNNI, whose levels + 128 overflow
+ *             maddubs' int16 pairs;
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 #if defined(QGEMV_AVX512)
 /* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
@@ -1601,9 +1664,13 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
+#if defined(QGEMV_VNNI)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+#else
+#define panel_tile_iq4_xs NULL
+#endif
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
 #define panel_tile_q6_K NULL
-#define panel_tile_iq4_xs NULL
 #else
 #define panel_tile_q2_K NULL
 #define panel_tile_q3_K NULL
