@@ -238,7 +238,7 @@ def test_variants_multiply_from_packed_columns_where_that_is_faster():
     # AVX-VNNI's own tiles have 16 vector registers, not 32: the packed tile pays sooner, and
     # takes the K-quants' GGUF rows too (the AVX-512 variants have panels and AMX for them)
     avxvnni = {**{g: (6, 6) for g in grids}, "iq1_s": (8, 12), "iq1_m": (6, 6),
-               "q2_K": (16, 0), "q3_K": (8, 0), "q4_K": (24, 0), "q5_K": (16, 0), "q6_K": (8, 0),
+               "q2_K": (16, 0), "q3_K": (8, 0), "q4_K": (48, 0), "q5_K": (16, 0), "q6_K": (8, 0),
                # and the formats llama.cpp repacks, from their GGUF rows and from their panels
                "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16)}
     avx2 = {"f16": (2, 0)}

@@ -778,7 +778,10 @@ static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
  * 16 / 24 / 32: q2_K 0.80 / 1.58 / 2.35-2.58 / 3.11-3.12 ms against 0.99-1.01 / 1.60-1.64 /
  * 2.26-2.28 / 2.90-2.95, q4_K 0.73 / 1.36-1.44 / 2.07-2.18 / 2.72-2.88 against 0.85 / 1.41-1.43
  * / 2.03-2.04 / 2.54-2.61; q5_K batch 12 1.35-1.40 against 1.57, 16 1.83-1.86 against
- * 1.53-1.56, 32 3.61-3.66 against 2.62-2.73) */
+ * 1.53-1.56, 32 3.61-3.66 against 2.62-2.73).  Since q4_K's and q5_K's panel batches sum in
+ * int32 by vpdpbusd (superblocks_x16.h) q4_K's panels are the faster through 40 columns (builds
+ * alternating, batch 24 / 32 / 40: 2.01-2.13 / 2.60-2.68 / 3.17-3.33 against the packed tile's
+ * 2.05-2.32 / 2.66-2.92 / 3.39-3.51), so its packed tile takes batches from 48 */
 /* q2_K's levels times their scales, u = s q <= 45 (QGEMV_PACKED_STEP_KMIN_SCALED): 32 values of
  * two sub-blocks as 16 words times [s_a x 8 | s_b x 8], each byte's product below 256 so no carry
  * into its neighbour.  Against u = q + 64 and a vpmulld per sub-block and row (the figures above),
@@ -828,7 +831,7 @@ QGEMV_DEFINE_PACKED_TILE_STEP(q4_K, block_q4_K, k_decode_u8_q4_K, 32, QGEMV_PACK
 QGEMV_DEFINE_PACKED_TILE_STEP(q5_K, block_q5_K, k_decode_u8_q5_K, 32, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_STEP(q6_K, block_q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
 /* (name, from how many columns, act) */
-#define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 16, q8_K) X(q3_K, 8, q8_K) X(q4_K, 24, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
+#define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 16, q8_K) X(q3_K, 8, q8_K) X(q4_K, 48, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
 #endif
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
