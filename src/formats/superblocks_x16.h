@@ -204,6 +204,56 @@ static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
 }
 #endif
 
+/* A pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
+ * + j], for a format with a super-block kernel x16_superblock_<name> (b, dec, y, ib, CB, acc;
+ * x16_acc: AVX-512's 16 rows a vector, AVX2's two halves of 8):
+ * its super-blocks in order into the columns' sums; and a single column against npanels
+ * panels two at a time, their super-blocks in turn, so that a thread reads two streams
+ * (x16_single_column_pairs_<name>: how many panels it did; each panel keeps its own sums, so
+ * the same bits).  Intel Xeon (AMX), 14336 x 4096 out of cache through QMatrix, builds
+ * alternating, 2 / 1 threads: q4_K 27.3-29.9 -> 30.8-33.7 / 14.5-15.3 -> 15.2-17.3 GB/s, q5_K
+ * 27.3-28.8 -> 29.2-33.6 / 14.5-15.4 -> 16.2-17.7, q6_K 27.6-28.7 -> 28.8-29.8 / 14.3-15.1 ->
+ * 15.0-15.2, iq4_xs even; the same code one panel at a time ran as before.  In cache even (q4_K
+ * 1 thread 0.34-0.35 -> 0.35-0.36 ms).  A C read loop read two 4 KiB-chunk streams 5-12%
+ * faster than one with the two hints a line, even without them (benches/RESULTS.md, 36th
+ * session). */
+#define QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(name)                                                \
+    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
+                                             int64_t act_stride, const int CB, const int hints, float *out, \
+                                             int64_t out_stride) {                              \
+        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
+        x16_acc acc;                                                                            \
+        x16_columns(a, act_stride, CB, y, acc);                                                 \
+        for (int64_t ib = 0; ib < nb; ib++) x16_superblock_##name(p + ib, NULL, y, ib, CB, hints, acc); \
+        x16_store(acc, CB, out, out_stride);                                                    \
+    }                                                                                           \
+    QGEMV_ALWAYS_INLINE int64_t x16_pairs_run_##name(int64_t n, const void *panels, int64_t panel_stride, \
+                                                     int64_t npanels, const void *a, float *out, int64_t out_stride, \
+                                                     const int hints) {                         \
+        const int64_t nb = n / QK_K;                                                            \
+        int64_t i = 0;                                                                          \
+        for (; i + 2 <= npanels; i += 2) {                                                      \
+            const block_##name##x16 *p0 = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
+            const block_##name##x16 *p1 = (const block_##name##x16 *)((const uint8_t *)panels + (i + 1) * panel_stride); \
+            const block_q8_K *y[QGEMV_X16_COLS];                                                \
+            x16_acc acc0, acc1;                                                                 \
+            x16_columns((const uint8_t *)a, 0, 1, y, acc0);                                     \
+            x16_columns((const uint8_t *)a, 0, 1, y, acc1);                                     \
+            for (int64_t ib = 0; ib < nb; ib++) {                                               \
+                x16_superblock_##name(p0 + ib, NULL, y, ib, 1, hints, acc0);                    \
+                x16_superblock_##name(p1 + ib, NULL, y, ib, 1, hints, acc1);                    \
+            }                                                                                   \
+            x16_store(acc0, 1, out + 16 * i * out_stride, out_stride);                          \
+            x16_store(acc1, 1, out + 16 * (i + 1) * out_stride, out_stride);                    \
+        }                                                                                       \
+        return i;                                                                               \
+    }                                                                                           \
+    static int64_t x16_single_column_pairs_##name(int64_t n, const void *panels, int64_t panel_stride, \
+                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
+        return qgemv_prefetch_one_column ? x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 1) \
+                                         : x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 0); \
+    }
+
 #if defined(QGEMV_AVX512)
 /* out[r * out_stride + j] = lane r of acc[j]: a pass's 16 rows x CB columns */
 static inline void x16_store_512(const __m512 *acc, int CB, float *out, int64_t out_stride) {
@@ -270,6 +320,10 @@ static inline void x16_columns_512(const uint8_t *a, int64_t act_stride, int CB,
         acc[j] = _mm512_setzero_ps();
     }
 }
+/* a pass's accumulators (QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK): column j's 16 rows in acc[j] */
+typedef __m512 x16_acc[QGEMV_X16_COLS];
+#define x16_columns x16_columns_512
+#define x16_store x16_store_512
 /* acc[j] = fma(d d_y, isum[j], acc[j]), every format's first fma, on 16 rows; x16_fold_min_512
  * then fma(-(dmin d_y), msum[j], acc[j]) */
 static inline void x16_fold_512(__m512 *acc, __m512 d, const block_q8_K *const *y, int64_t ib, const __m512i *isum,
@@ -312,54 +366,6 @@ QGEMV_ALWAYS_INLINE void x16_k45_scale(const uint8_t *sc, const __m512i *t, cons
     const __m512i s = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)sc));
     for (int j = 0; j < CB; j++) isum[j] = _mm512_add_epi32(isum[j], _mm512_mullo_epi32(t[j], s));
 }
-/* A pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
- * + j], for a format with a super-block kernel x16_superblock_<name> (b, dec, y, ib, CB, acc):
- * its super-blocks in order into the columns' sums; and a single column against npanels
- * panels two at a time, their super-blocks in turn, so that a thread reads two streams
- * (x16_single_column_pairs_<name>: how many panels it did; each panel keeps its own sums, so
- * the same bits).  Intel Xeon (AMX), 14336 x 4096 out of cache through QMatrix, builds
- * alternating, 2 / 1 threads: q4_K 27.3-29.9 -> 30.8-33.7 / 14.5-15.3 -> 15.2-17.3 GB/s, q5_K
- * 27.3-28.8 -> 29.2-33.6 / 14.5-15.4 -> 16.2-17.7, q6_K 27.6-28.7 -> 28.8-29.8 / 14.3-15.1 ->
- * 15.0-15.2, iq4_xs even; the same code one panel at a time ran as before.  In cache even (q4_K
- * 1 thread 0.34-0.35 -> 0.35-0.36 ms).  A C read loop read two 4 KiB-chunk streams 5-12%
- * faster than one with the two hints a line, even without them (benches/RESULTS.md, 36th
- * session). */
-#define QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(name)                                                \
-    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
-                                             int64_t act_stride, const int CB, const int hints, float *out, \
-                                             int64_t out_stride) {                              \
-        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
-        __m512 acc[QGEMV_X16_COLS];                                                             \
-        x16_columns_512(a, act_stride, CB, y, acc);                                             \
-        for (int64_t ib = 0; ib < nb; ib++) x16_superblock_##name(p + ib, NULL, y, ib, CB, hints, acc); \
-        x16_store_512(acc, CB, out, out_stride);                                                \
-    }                                                                                           \
-    QGEMV_ALWAYS_INLINE int64_t x16_pairs_run_##name(int64_t n, const void *panels, int64_t panel_stride, \
-                                                     int64_t npanels, const void *a, float *out, int64_t out_stride, \
-                                                     const int hints) {                         \
-        const int64_t nb = n / QK_K;                                                            \
-        int64_t i = 0;                                                                          \
-        for (; i + 2 <= npanels; i += 2) {                                                      \
-            const block_##name##x16 *p0 = (const block_##name##x16 *)((const uint8_t *)panels + i * panel_stride); \
-            const block_##name##x16 *p1 = (const block_##name##x16 *)((const uint8_t *)panels + (i + 1) * panel_stride); \
-            const block_q8_K *y[QGEMV_X16_COLS];                                                \
-            __m512 acc0[QGEMV_X16_COLS], acc1[QGEMV_X16_COLS];                                  \
-            x16_columns_512((const uint8_t *)a, 0, 1, y, acc0);                                 \
-            acc1[0] = _mm512_setzero_ps();                                                      \
-            for (int64_t ib = 0; ib < nb; ib++) {                                               \
-                x16_superblock_##name(p0 + ib, NULL, y, ib, 1, hints, acc0);                    \
-                x16_superblock_##name(p1 + ib, NULL, y, ib, 1, hints, acc1);                    \
-            }                                                                                   \
-            x16_store_512(acc0, 1, out + 16 * i * out_stride, out_stride);                      \
-            x16_store_512(acc1, 1, out + 16 * (i + 1) * out_stride, out_stride);                \
-        }                                                                                       \
-        return i;                                                                               \
-    }                                                                                           \
-    static int64_t x16_single_column_pairs_##name(int64_t n, const void *panels, int64_t panel_stride, \
-                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
-        return qgemv_prefetch_one_column ? x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 1) \
-                                         : x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 0); \
-    }
 /* q4_K / q5_K super-block b against CB <= 8 columns (y[j]'s block ib) into acc[j] (dec unused:
  * q5_K's wide passes decode on their own) */
 #define QGEMV_DEFINE_X16_SUPERBLOCK_K45(name, HIGH_BIT)                                         \
@@ -815,6 +821,10 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
         for (int r = 0; r < 16; r++) out[r * out_stride + j] = o[r];
     }
 }
+/* a pass's accumulators (QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK): rows 8 h .. of column j in acc[h][j] */
+typedef __m256 x16_acc[2][QGEMV_X16_COLS];
+#define x16_columns x16_columns_256
+#define x16_store x16_store_256
 /* whether a batch pass (CB > 1) sums its products in int32 by vpdpbusd (VNNI) rather than in
  * int16 by maddubs: a single column keeps maddubs, one vpdpbusd chain waiting on its latency */
 #if defined(QGEMV_VNNI)
@@ -993,56 +1003,54 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  * 8 vpdpbusd), avxvnni, Intel Xeon, builds alternating, 4096 x 4096, 1 / 2 threads: 0.59-0.60 ->
  * 0.42-0.44 / 0.33-0.34 -> 0.23-0.26 ms; out of cache (14336 x 4096) 2.47-2.68 -> 2.27-2.36 /
  * 1.35-1.37 -> 1.15-1.21; 2 threads, batch 8 1.25-1.30 -> 0.74-0.75, 10 1.60-1.68 -> 0.93-1.02,
- * 16 2.22-2.30 -> 1.44-1.50, 32 3.84-4.26 -> 2.73-2.90.  Without VNNI the levels + 128 overflow
- * maddubs' int16 pairs, so the avx2 variant reads iq4_xs's GGUF rows */
-QGEMV_ALWAYS_INLINE void x16_pass_iq4_xs(int64_t nb, const block_iq4_xsx16 *p, const uint8_t *a, int64_t act_stride,
-                                         const int CB, const int hints, float *out, int64_t out_stride) {
+ * 16 2.22-2.30 -> 1.44-1.50, 32 3.84-4.26 -> 2.73-2.90.  A super-block kernel, as AVX-512's,
+ * so that a single column reads two panels at a time (QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK's
+ * pairs): out of cache 2 threads 1.07-1.19 -> 1.04-1.14 ms (1 thread 2.17-2.31 -> 2.15-2.20), in
+ * cache even.  Without VNNI the levels + 128 overflow maddubs' int16 pairs, so the avx2 variant
+ * reads iq4_xs's GGUF rows */
+QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
+                                               int64_t ib, const int CB, const int hints, __m256 acc[2][QGEMV_X16_COLS]) {
+    (void)dec;
     const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
     const __m256i table = _mm256_broadcastsi128_si256(kvalues_iq4nl_u8());
-    const block_q8_K *y[QGEMV_X16_COLS];
-    __m256 acc[2][QGEMV_X16_COLS];
-    x16_columns_256(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_iq4_xsx16 *b = p + ib;
-        int32_t start[QGEMV_X16_COLS][8];   /* -128 bsum_s over the 32-value sub-blocks */
-        for (int j = 0; j < CB; j++) {
-            const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums), _mm256_set1_epi16(1));
-            _mm256_storeu_si256((__m256i *)start[j], _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bs, 7)));
-        }
-        for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
-            /* lane r: the row's scales_l (sub-block s in bits 4 s ..) and scales_h (bits 2 s, 2 s + 1) */
-            const __m256i sl = _mm256_loadu_si256((const __m256i *)(b->scales_l + 32 * half));
-            const __m256i sh = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(b->scales_h + 8 * half)));
-            __m256i isum[QGEMV_X16_COLS];
-            for (int j = 0; j < CB; j++) isum[j] = _mm256_setzero_si256();
-            for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
-                __m256i t[QGEMV_X16_COLS];
-                for (int j = 0; j < CB; j++) t[j] = _mm256_set1_epi32(start[j][s]);
-                for (int k = 0; k < 4; k++) {
-                    if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (4 * s + k), CB);
-                    const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (4 * s + k) + 32 * half));
-                    const __m256i u0 = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low4));
-                    const __m256i u1 = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi32(v, 4), low4));
-                    for (int j = 0; j < CB; j++) {
-                        const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
-                        t[j] = qgemv_dpbusd_256(t[j], u0, _mm256_set1_epi32((int)qgemv_k_word(x)));
-                        t[j] = qgemv_dpbusd_256(t[j], u1, _mm256_set1_epi32((int)qgemv_k_word(x + 16)));
-                    }
-                }
-                const __m256i sc = _mm256_sub_epi32(
-                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f)),
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
-                    _mm256_set1_epi32(32));   /* ls - 32 */
-                for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_mullo_epi32(t[j], sc));
-            }
-            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
-            for (int j = 0; j < CB; j++)
-                acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(isum[j]),
-                                               acc[half][j]);
-        }
+    int32_t start[QGEMV_X16_COLS][8];   /* -128 bsum_s over the 32-value sub-blocks */
+    for (int j = 0; j < CB; j++) {
+        const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums), _mm256_set1_epi16(1));
+        _mm256_storeu_si256((__m256i *)start[j], _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bs, 7)));
     }
-    x16_store_256(acc, CB, out, out_stride);
+    for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+        /* lane r: the row's scales_l (sub-block s in bits 4 s ..) and scales_h (bits 2 s, 2 s + 1) */
+        const __m256i sl = _mm256_loadu_si256((const __m256i *)(b->scales_l + 32 * half));
+        const __m256i sh = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(b->scales_h + 8 * half)));
+        __m256i isum[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) isum[j] = _mm256_setzero_si256();
+        for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
+            __m256i t[QGEMV_X16_COLS];
+            for (int j = 0; j < CB; j++) t[j] = _mm256_set1_epi32(start[j][s]);
+            for (int k = 0; k < 4; k++) {
+                if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (4 * s + k), CB);
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (4 * s + k) + 32 * half));
+                const __m256i u0 = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low4));
+                const __m256i u1 = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi32(v, 4), low4));
+                for (int j = 0; j < CB; j++) {
+                    const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
+                    t[j] = qgemv_dpbusd_256(t[j], u0, _mm256_set1_epi32((int)qgemv_k_word(x)));
+                    t[j] = qgemv_dpbusd_256(t[j], u1, _mm256_set1_epi32((int)qgemv_k_word(x + 16)));
+                }
+            }
+            const __m256i sc = _mm256_sub_epi32(
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f)),
+                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
+                _mm256_set1_epi32(32));   /* ls - 32 */
+            for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_mullo_epi32(t[j], sc));
+        }
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
+        for (int j = 0; j < CB; j++)
+            acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(isum[j]),
+                                           acc[half][j]);
+    }
 }
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(iq4_xs)
 #endif
 #endif
 
@@ -1691,7 +1699,7 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #if defined(QGEMV_VNNI)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
 #else
 #define panel_tile_iq4_xs NULL
 #endif
