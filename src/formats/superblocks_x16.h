@@ -115,11 +115,11 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
 /* a super-block's nlines level lines at qs hinted before a pass reads them (hints as above):
  * q2_K's.  Hinted inside its unrolled loops, the hints' addresses took the registers q2_K's AVX2
  * pass needed and its single column spilled (C harness, 8 rows x 256 values: 38 ns without
- * hints, 48 with; iq4_xs's AVX-VNNI pass, which does not spill, ran 1.16-1.28x slower so than
- * hinted line by line, in and out of cache).  Intel Xeon, builds alternating, single column, 1 / 2 threads: avxvnni 4096 x 4096
- * 0.50 -> 0.38-0.40 / 0.28-0.33 -> 0.205-0.21 ms, 14336 x 4096 out of cache 2.04-2.05 ->
- * 1.76-1.82 / 1.03-1.08 -> 0.92-0.98 (avx2 alike); AVX-512 in cache 0.30-0.32 -> 0.28-0.30 /
- * 0.17-0.19 -> 0.14-0.16, out of cache even; batches even */
+ * hints, 48 with).  Intel Xeon, builds alternating, single column, 1 / 2 threads: avxvnni
+ * 4096 x 4096 0.50 -> 0.38-0.40 / 0.28-0.33 -> 0.205-0.21 ms, 14336 x 4096 out of cache
+ * 2.04-2.05 -> 1.76-1.82 / 1.03-1.08 -> 0.92-0.98 (avx2 alike); AVX-512 in cache 0.30-0.32 ->
+ * 0.28-0.30 / 0.17-0.19 -> 0.14-0.16, out of cache even; batches even.  iq4_xs's AVX-VNNI pass,
+ * which does not spill, ran 1.16-1.28x slower so than hinted line by line, in and out of cache */
 QGEMV_ALWAYS_INLINE void x16_hint_lines(const uint8_t *qs, const int nlines, const int CB, const int hints) {
     for (int g = 0; g < nlines; g++) QGEMV_PREFETCH_PASS_LINE_IF(hints, qs + 64 * g, CB);
 }
@@ -206,8 +206,8 @@ static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
 
 /* A pass: the panels' 16 rows against CB columns (y[j]: column j's blocks), out[r * out_stride
  * + j], for a format with a super-block kernel x16_superblock_<name> (b, dec, y, ib, CB, acc;
- * x16_acc: AVX-512's 16 rows a vector, AVX2's two halves of 8):
- * its super-blocks in order into the columns' sums; and a single column against npanels
+ * x16_acc, the ISA's: AVX-512's 16 rows a vector, AVX2's two halves of 8): its super-blocks in
+ * order into the columns' sums; and a single column against npanels
  * panels two at a time, their super-blocks in turn, so that a thread reads two streams
  * (x16_single_column_pairs_<name>: how many panels it did; each panel keeps its own sums, so
  * the same bits).  Intel Xeon (AMX), 14336 x 4096 out of cache through QMatrix, builds
