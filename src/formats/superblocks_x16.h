@@ -169,15 +169,25 @@ static inline void x16_columns_256(const uint8_t *a, int64_t act_stride, int CB,
         acc[0][j] = acc[1][j] = _mm256_setzero_ps();
     }
 }
-/* acc[j] = fma(d d_y, isum[j], acc[j]), then fma(-(dmin d_y), msum[j], acc[j]): the two fmas of
- * q2_K, q4_K and q5_K on 8 rows */
+/* acc[j] = fma(d d_y, isum[j], acc[j]) on 8 rows, every format's first fma (x16_fold_512's) */
+static inline void x16_fold_256(__m256 *acc, __m256 d, const block_q8_K *const *y, int64_t ib, const __m256i *isum,
+                                int CB) {
+    for (int j = 0; j < CB; j++)
+        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(isum[j]), acc[j]);
+}
+/* x16_fold_256, then fma(-(dmin d_y), msum[j], acc[j]): the two fmas of q2_K, q4_K and q5_K on 8
+ * rows */
 static inline void x16_fold_min_256(__m256 *acc, __m256 d, __m256 dmin, const block_q8_K *const *y, int64_t ib,
                                     const __m256i *isum, const __m256i *msum, int CB) {
-    for (int j = 0; j < CB; j++) {
-        const __m256 dy = _mm256_set1_ps(y[j][ib].d);
-        acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, dy), _mm256_cvtepi32_ps(isum[j]), acc[j]);
-        acc[j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, dy), _mm256_cvtepi32_ps(msum[j]), acc[j]);
-    }
+    x16_fold_256(acc, d, y, ib, isum, CB);
+    for (int j = 0; j < CB; j++)
+        acc[j] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(msum[j]), acc[j]);
+}
+/* -2^shift bsum_s of a column's block over its 32-value sub-blocks s (lane s): where the chains
+ * of levels stored as q + 2^shift start (x16_chain_starts, below) */
+static inline __m256i x16_pair_starts(const block_q8_K *y, const int shift) {
+    const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y->bsums), _mm256_set1_epi16(1));
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bs, shift));
 }
 /* the 16 rows' q3_K scales minus 32, sc[16 s + r] (scales_q3_K_bytes on every row at once):
  * scale 4 w + k takes its low 4 bits from a nibble of byte k (w = 0, 2) or 4 + k (w = 1, 3),
@@ -304,12 +314,10 @@ static inline void x16_min_pairs_q2_K(const uint8_t scales[256], __m512i mpair[8
 QGEMV_ALWAYS_INLINE void x16_chain_starts(const block_q8_K *const *y, int64_t ib, const int CB, const int shift,
                                           const int pairs, int32_t start[][16]) {
     for (int j = 0; j < CB; j++) {
-        const __m256i bs16 = _mm256_loadu_si256((const __m256i *)y[j][ib].bsums);
         if (pairs) {
-            const __m256i bs = _mm256_madd_epi16(bs16, _mm256_set1_epi16(1));
-            _mm256_storeu_si256((__m256i *)start[j], _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bs, shift)));
+            _mm256_storeu_si256((__m256i *)start[j], x16_pair_starts(&y[j][ib], shift));
         } else {
-            const __m512i bs = _mm512_cvtepi16_epi32(bs16);
+            const __m512i bs = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums));
             _mm512_storeu_si512((void *)start[j], _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(bs, shift)));
         }
     }
@@ -1014,10 +1022,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const v
     const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
     const __m256i table = _mm256_broadcastsi128_si256(kvalues_iq4nl_u8());
     int32_t start[QGEMV_X16_COLS][8];   /* -128 bsum_s over the 32-value sub-blocks */
-    for (int j = 0; j < CB; j++) {
-        const __m256i bs = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y[j][ib].bsums), _mm256_set1_epi16(1));
-        _mm256_storeu_si256((__m256i *)start[j], _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bs, 7)));
-    }
+    for (int j = 0; j < CB; j++) _mm256_storeu_si256((__m256i *)start[j], x16_pair_starts(&y[j][ib], 7));
     for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
         /* lane r: the row's scales_l (sub-block s in bits 4 s ..) and scales_h (bits 2 s, 2 s + 1) */
         const __m256i sl = _mm256_loadu_si256((const __m256i *)(b->scales_l + 32 * half));
@@ -1044,10 +1049,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const v
                 _mm256_set1_epi32(32));   /* ls - 32 */
             for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_mullo_epi32(t[j], sc));
         }
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
-        for (int j = 0; j < CB; j++)
-            acc[half][j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(y[j][ib].d)), _mm256_cvtepi32_ps(isum[j]),
-                                           acc[half][j]);
+        x16_fold_256(acc[half], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half))), y, ib, isum, CB);
     }
 }
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(iq4_xs)
