@@ -43,18 +43,19 @@ typedef struct {
 #else
 /* AVX-VNNI (16 registers of 256 bits): one column a pass, lanes 4 g .. 4 g + 3 of both halves
  * of the 16 rows at a time (8 accumulators), and vpdpbusd started from 0x4B400000 - 128 sum a,
- * so that its int32 is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 < 2^22)
- * and one exact subtraction on the adders (Golden Cove: ports 1 and 5) gives it as a float,
- * where vcvtdq2ps shares ports 0 and 1 with vpdpbusd and the fmas (vec_dot_tile_q8_0_q8_0's
- * trick, q32.h).  A block, column and 16 rows is 16 vpdpbusd, 16 subtractions, 16 fmas and the
- * scales' conversions and products, the levels lifted and laid out once per matrix, where that
- * tile's row pairs lift, insert and shuffle theirs for every block.  A batch takes 8 columns'
- * passes over a chunk of 8 blocks of 4 panels (17 KiB, in L1) before the next chunk: column
- * after column over whole panels read them from L2 each time, 0.54 against 0.45 ns a block,
- * column and row (C harness, 256 x 4096, batch 8).  Intel Xeon, QGEMV_ISA=avxvnni, 4096 x 4096 through QMatrix, builds
- * alternating, against that tile: batch 8, 1 / 2 threads 3.18-3.22 -> 2.20-2.23 / 1.61-1.69
- * -> 1.17-1.19 ms, batch 32 6.24-6.27 -> 4.43-4.57, batch 3 0.94-0.97 -> 0.60-0.62; a single
- * column even (in cache 0.64-0.68 ms, 14336 x 4096 out of cache 1 thread 4.1-4.3 -> 3.9-4.0). */
+ * so that its int32 is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 <
+ * 2^22) and one exact subtraction on the adders (Golden Cove: ports 1 and 5) gives it as a
+ * float, where vcvtdq2ps shares ports 0 and 1 with vpdpbusd and the fmas
+ * (vec_dot_tile_q8_0_q8_0's trick, q32.h).  A block, column and 16 rows is 16 vpdpbusd, 16
+ * subtractions, 16 fmas and the scales' conversions and products, the levels lifted and laid
+ * out once per matrix, where that tile's row pairs lift, insert and shuffle theirs for every
+ * block.  A batch takes 8 columns' passes over a chunk of 8 blocks of 4 panels (17 KiB, in L1)
+ * before the next chunk: column after column over whole panels read them from L2 each time,
+ * 0.54 against 0.45 ns a block, column and row (C harness, 256 x 4096, batch 8).  Intel Xeon,
+ * QGEMV_ISA=avxvnni, 4096 x 4096 through QMatrix, builds alternating, against that tile: batch
+ * 8, 1 / 2 threads 3.18-3.22 -> 2.20-2.23 / 1.61-1.69 -> 1.17-1.19 ms, batch 32 6.24-6.27 ->
+ * 4.43-4.57, batch 3 0.94-0.97 -> 0.60-0.62; a single column even (in cache 0.64-0.68 ms,
+ * 14336 x 4096 out of cache 1 thread 4.1-4.3 -> 3.9-4.0). */
 #define QGEMV_X16_COLS_Q8_0 1
 #define X16_Q8_0_START_BIAS Q8_MAGIC_BITS
 #define X16_Q8_0_SLAB 8        /* columns whose passes take a chunk (in L1) before the next chunk */
