@@ -8,10 +8,11 @@ Formats come from the table (``qgemv.formats("matmul")`` / ``("dequantize")``). 
 benchmark's ``extra_info`` holds ``gbps`` (weight bytes / median time) and, for GEMV,
 ``pct_bw`` (of the read bandwidth measured by ``test_read_bandwidth`` in the same session).
 Cases: GEMV at 4096x4096 (in cache) and 14336x4096 (out of cache: weights rotated through
-copies totalling >= 256 MiB), batch 1 and 8, 1 and 2 threads, and on short rows (57344x768
-out of cache, batch 1: harness.SHORT_ROWS), for qgemv, ggml (plain and,
-where ggml has it, repacked layout) and numpy (float32 matmul on the dequantized matrix);
-dequantize 4096x4096 on 1 thread for qgemv, ggml's ``to_float`` and gguf-py.
+copies totalling harness.OUT_OF_CACHE_BYTES, 256 MiB or twice the L3), batch 1 and 8, 1 and 2
+threads, and on short rows (57344x768 out of cache, batch 1: harness.SHORT_ROWS), for qgemv,
+ggml (plain and, where ggml has it, repacked layout) and numpy (float32 matmul on the
+dequantized matrix); dequantize 4096x4096 on 1 thread for qgemv, ggml's ``to_float`` and
+gguf-py.
 For one table of qgemv vs ggml side by side, use ``benches/compare.py``.
 """
 from __future__ import annotations

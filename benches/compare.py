@@ -5,14 +5,14 @@
 
 For every format qgemv multiplies (``qgemv.formats("matmul")``): GEMV / small-batch GEMM at
 4096x4096 (in cache) and 14336x4096 (out of cache: weights rotated through copies totalling
->= 256 MiB), batch 1 and 8 (and 32 at 4096x4096, 2 threads), 1 and 2 threads, and a small
-model's short rows, 57344x768 out of cache, batch 1 (harness.SHORT_ROWS); and for every
-weight format it dequantizes: dequantize 4096x4096 on 1 thread; for every weight format it
-quantizes: ``QMatrix.quantize`` of 64x4096 Gaussian rows on 1 thread, without and (where the
-format's quantizer uses one) with an importance matrix, against ``ggml_quantize_chunk`` on the
-same input (GB/s of float32 input).  Compared against ggml
-(benches/ggml_ref.py: libggml-python's prebuilt library, or QGEMV_GGML_LIB; the faster of
-ggml's plain and repacked layouts, marked "r"), numpy (float32 matmul on the dequantized
+harness.OUT_OF_CACHE_BYTES, 256 MiB or twice the L3), batch 1 and 8 (and 32 at 4096x4096, 2
+threads), 1 and 2 threads, and a small model's short rows, 57344x768 out of cache, batch 1
+(harness.SHORT_ROWS); and for every weight format it dequantizes: dequantize 4096x4096 on 1
+thread; for every weight format it quantizes: ``QMatrix.quantize`` of 64x4096 Gaussian rows
+on 1 thread, without and (where the format's quantizer uses one) with an importance matrix,
+against ``ggml_quantize_chunk`` on the same input (GB/s of float32 input). Compared against
+ggml (benches/ggml_ref.py: libggml-python's prebuilt library, or QGEMV_GGML_LIB; the faster
+of ggml's plain and repacked layouts, marked "r"), numpy (float32 matmul on the dequantized
 matrix; gguf-py's dequantize) and the machine's streaming read bandwidth measured in the
 same run (numpy reductions on a 1 GiB array, 1 and 2 threads: at the start and the end, and
 beside each out-of-cache case, whose % of it the table gives).
@@ -411,7 +411,8 @@ def results_md(rows, bandwidth, info, ggml_desc, command, chart_rel, reps, path:
         f"- {dict(median='Medians', min='Minima')[stat]} of {reps} timed calls per side for gemv, about half a second's worth "
         f"(3-400 calls) for dequant and quantize (qgemv and ggml alternating in blocks of 5, "
         f"each block after {harness.WARMUP * 1e3:.0f} ms of untimed calls). "
-        f"\"(out)\": weights rotated through copies totalling >= 256 MiB. "
+        f"\"(out)\": weights rotated through copies totalling >= {harness.OUT_OF_CACHE_BYTES // harness.MiB} MiB "
+        f"(256 MiB or twice the L3). "
         f"\"r\": ggml's repacked (interleaved) layout was the faster ggml path. GB/s = weight bytes / time "
         f"(quantize: float32 input bytes / time). "
         f"(min): ggml/qgemv of each side's fastest call, less sensitive to other jobs; \"~\": the two "

@@ -28,7 +28,34 @@ except ImportError:              # imported as benches.harness
     from . import ggml_ref
 
 MiB = 1 << 20
-OUT_OF_CACHE_BYTES = 256 * MiB   # weight copies rotated per call: 8x the 32 MiB L3
+
+
+def last_level_cache_bytes(cpu_dir: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
+    """The size of the largest cache sysfs lists for CPU 0 (its L3), in bytes; 0 where unknown."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    best = 0
+    try:
+        entries = os.listdir(cpu_dir)
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            with open(os.path.join(cpu_dir, entry, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text and text[-1] in units and text[:-1].isdigit():
+            best = max(best, int(text[:-1]) * units[text[-1]])
+        elif text.isdigit():
+            best = max(best, int(text))
+    return best
+
+
+# weight copies rotated per call: at least 256 MiB (8x a Zen 4's 32 MiB L3) and twice the L3
+# this machine reports.  An Intel Xeon guest reporting 480 MiB served part of a 256 MiB rotation
+# from its L3: q8_0 14336 x 4096, 2 threads, 32.2-32.6 GB/s against 30.3-31.3 with 1 and 2 GiB
+# (q4_K 33.0-34.5 against 30.6-31.4; the read probe 31.8-33.2: benches/RESULTS.md, 53rd session)
+OUT_OF_CACHE_BYTES = max(256 * MiB, 2 * last_level_cache_bytes())
 SHAPES = ((4096, 4096), (14336, 4096))
 # a small model's short rows out of cache, batch 1 (SmolLM2-135M's 576 values, Gemma-3 270M's
 # 640; 768 is a whole number of every format's blocks): per-row and per-panel costs, and how a

@@ -213,6 +213,24 @@ def test_compare_gives_out_of_cache_rows_the_bandwidth_beside_them():
     assert inside["pct_bw"] == 100 * 10.0 / 20.0 and out["pct_bw"] == 100 * 10.0 / 12.5
 
 
+def test_out_of_cache_copies_outgrow_twice_the_last_level_cache(tmp_path):
+    """The out-of-cache rotation is 256 MiB or twice the largest cache sysfs lists (an L3 of
+    480 MiB served part of a 256 MiB rotation); sizes in K, M or bytes, unreadable entries
+    skipped, no sysfs: 0."""
+    for index, size in (("index0", "48K"), ("index2", "2048K"), ("index3", "491520K"), ("index4", "oops")):
+        (tmp_path / index).mkdir()
+        (tmp_path / index / "size").write_text(size + "\n")
+    (tmp_path / "uevent").write_text("")
+    assert harness.last_level_cache_bytes(str(tmp_path)) == 480 * harness.MiB
+    (tmp_path / "index5").mkdir()
+    (tmp_path / "index5" / "size").write_text("1G")
+    assert harness.last_level_cache_bytes(str(tmp_path)) == 1024 * harness.MiB
+    assert harness.last_level_cache_bytes(str(tmp_path / "none")) == 0
+    assert harness.OUT_OF_CACHE_BYTES == max(256 * harness.MiB, 2 * harness.last_level_cache_bytes())
+    nbytes = 14336 * 4096
+    assert harness.n_copies(nbytes, True) * nbytes >= harness.OUT_OF_CACHE_BYTES
+
+
 def test_interleaved_times_blocks_after_a_warm_up():
     """Each runner's calls come in blocks of `block` timed calls, each block after untimed calls
     lasting `warmup` seconds (one at least); runners alternate block by block; a runner's
