@@ -188,8 +188,12 @@ static inline void x8p_finish(const __m256 acc[8], __m256 summ, float *out, int6
  * 4 conversions, 4 fmas and 2 multiplies, where flipping the activations to a + 128 and widening
  * d_y for each panel took 6 more (Intel Xeon, q5_0 4096 x 4096 through QMatrix, 2 threads, builds
  * alternating: batch 8 1.12-1.21 -> 1.03-1.11 ms, batch 32 4.23-4.49 -> 3.73-3.92; q4_1 and
- * q5_1 even to 1.04x).  A chunk of X8P_ZMM_CHUNK blocks is decoded once for X8P_COLS columns
- * (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower). */
+ * q5_1 even to 1.04x).  The conversions are subtractions: each start carries Q8_MAGIC_BITS
+ * (q32.h), so the int32 is the bits of 1.5 2^23 + sum q a, and subtracting 1.5 2^23 gives it
+ * exactly (|sum q a| <= 4 31 128 < 2^22), as vcvtdq2ps did (Intel Xeon, the same, builds
+ * alternating: q5_0 batch 32 3.37-3.65 -> 3.16-3.46 ms, batch 8 0.89-0.98 -> 0.86-0.98, q5_1
+ * batch 32 even to 1.02x).  A chunk of X8P_ZMM_CHUNK blocks is decoded once for X8P_COLS
+ * columns (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower). */
 #define X8P_ZMM_CHUNK 16   /* blocks per pass (7 KiB decoded) */
 #define X8P_GROUP 4        /* panels that share a chunk's column set-up (16 KiB of accumulators) */
 typedef struct {
@@ -198,7 +202,7 @@ typedef struct {
     __m256 m;           /* minima, lane r: row r (q4_1, q5_1) */
 } x8p_decoded_zmm;
 typedef struct {
-    int32_t start[8];   /* lane i's vpdpbusd start: q5_0 -128 sum_{j = 4i .. 4i + 3} a_j, else 0 */
+    int32_t start[8];   /* lane i's vpdpbusd start: Q8_MAGIC_BITS, q5_0's less 128 (a_4i + .. + a_4i+3) */
     float dy, sy;       /* d_y, and s_y for the formats with a minimum */
 } x8p_column_zmm;
 
@@ -240,8 +244,8 @@ typedef struct {
     /* a column's set-up for kn blocks */                                                        \
     static void x8p_set_up_column_##name(const block_##act *restrict y, int64_t kn, x8p_column_zmm *restrict c) { \
         for (int64_t k = 0; k < kn; k++) {                                                       \
-            _mm256_storeu_si256((__m256i *)c[k].start, X8P_OFFSET_##name ? q8_lane_starts_lifted_128(y[k].qs) \
-                                                                         : _mm256_setzero_si256()); \
+            const __m256i lift = X8P_OFFSET_##name ? q8_lane_starts_lifted_128(y[k].qs) : _mm256_setzero_si256(); \
+            _mm256_storeu_si256((__m256i *)c[k].start, _mm256_add_epi32(lift, _mm256_set1_epi32(Q8_MAGIC_BITS))); \
             c[k].dy = scale_##act(&y[k]);                                                        \
             c[k].sy = X8P_MIN_##name ? qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s) : 0.0f; \
         }                                                                                        \
@@ -282,9 +286,10 @@ typedef struct {
                 for (int z = 0; z < 4; z++) {                                                    \
                     const __m512i start = X8P_OFFSET_##name                                      \
                         ? _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)&c->start[4 * (z % 2)])) \
-                        : _mm512_setzero_si512();                                                \
+                        : _mm512_set1_epi32(Q8_MAGIC_BITS);                                      \
                     const __m512i s = _mm512_dpbusd_epi32(start, lev[z], a[z % 2]);              \
-                    ac[j][z] = _mm512_fmadd_ps(d[z / 2], _mm512_cvtepi32_ps(s), ac[j][z]);       \
+                    const __m512 f = _mm512_sub_ps(_mm512_castsi512_ps(s), _mm512_set1_ps(Q8_MAGIC)); \
+                    ac[j][z] = _mm512_fmadd_ps(d[z / 2], f, ac[j][z]);                           \
                 }                                                                                \
             }                                                                                    \
         }                                                                                        \
