@@ -365,7 +365,8 @@ static inline void x8_split(__m512 v, __m256 *lo, __m256 *hi) {
 /* kn blocks of the panels xp[0], xp[1] against CB columns: acc[c] (panel p's rows) and
  * acc[X8_COLS + c] (panel p + 1's) get blocks k0 .. k0 + kn - 1 of column c (y[c] points at its
  * block k0); da[k * stride + c], corr[k * stride + c]: the columns' scales and offset sums.  GGUF
- * rows come through the tile's scratch, so rows is unused here. */
+ * rows come through the tile's scratch, so rows is unused here.  Each panel's lines are asked
+ * for as the one-panel pass asks (a single column: both hints, X8_PREFETCH_PASS). */
 #define QGEMV_DEFINE_X8_PASS_PAIR(name)                                                         \
     QGEMV_ALWAYS_INLINE void x8_pass_pair_##name(const block_##name##x8 *const *xp, const uint8_t *const *rows, \
                                             int64_t k0, int64_t kn,                             \
@@ -376,8 +377,8 @@ static inline void x8_split(__m512 v, __m256 *lo, __m256 *hi) {
         __m512 ac[8];                                                                           \
         for (int c = 0; c < CB; c++) ac[c] = x8_join(acc[c], acc[X8_COLS + c]);                 \
         for (int64_t k = 0; k < kn; k++) {                                                      \
-            QGEMV_PREFETCH_L1_STREAM(&xp[0][k], sizeof(xp[0][0]));                              \
-            QGEMV_PREFETCH_L1_STREAM(&xp[1][k], sizeof(xp[1][0]));                              \
+            X8_PREFETCH_PASS(&xp[0][k], sizeof(xp[0][0]), CB);                                  \
+            X8_PREFETCH_PASS(&xp[1][k], sizeof(xp[1][0]), CB);                                  \
             __m512i u[8];                                                                       \
             for (int g = 0; g < 4; g++) {                                                       \
                 const __m512i v = _mm512_inserti64x4(                                           \
@@ -409,7 +410,13 @@ QGEMV_DEFINE_X8_PASS_PAIR(mxfp4)
  * panels, columns in slabs of X8_COLS, blocks in chunks of X8_SIDE / columns (the columns' scales
  * and offset sums made once per chunk for all the group's panels, each panel chunk then swept by
  * every group of 4 or 8 columns: a single column's chunk is 512 blocks, so its panels are read
- * one after another; 32 columns' is 16 blocks, 2.3 KiB of a panel, reused from L1).  plain: src
+ * one after another, or on AVX-512, where the CPU takes the hints (qgemv_prefetch_one_column),
+ * two at a time by the pair pass, two streams a thread as the 16-row panels' single columns
+ * read (Intel Xeon, through QMatrix, builds alternating, 14336 x 4096 out of cache, 2 / 1
+ * threads: q4_0 1.15-1.19 -> 1.14-1.17 / 2.24-2.35 -> 2.19-2.23 ms, iq4_nl 1.21-1.22 ->
+ * 1.14-1.17 / 2.24-2.35 -> 2.12-2.23, mxfp4 1.12-1.25 -> 1.05-1.16 / 2.27-2.31 -> 2.08-2.18;
+ * 57344 x 768 even to 1.1x faster, in cache even); 32 columns' is 16 blocks, 2.3 KiB of a
+ * panel, reused from L1).  plain: src
  * holds nrows GGUF rows (stride: row bytes), read 8 at a time (a last group short of 8 rows
  * repeats its last row); the one-panel pass takes up to 4 columns straight from the rows
  * (x8_from_rows in the pass), more go through a scratch of X8_CHUNK blocks transposed once per
@@ -449,7 +456,7 @@ static_assert(X8_PANELS % 2 == 0, "a pair's second panel must have accumulators 
         __m256 acc[X8_PANELS][X8_COLS];                                                         \
         for (int64_t c0 = 0; c0 < ncols; c0 += X8_COLS) {                                       \
             const int64_t nc = ncols - c0 < X8_COLS ? ncols - c0 : X8_COLS;                     \
-            const int pair = X8_PAIRS && nc > 1;                                                \
+            const int pair = X8_PAIRS && (nc > 1 || (!plain && qgemv_prefetch_one_column));   \
             const int scratched = plain && (pair || nc > 4);                                    \
             const int64_t chunk = scratched && X8_SIDE / nc > X8_CHUNK ? X8_CHUNK : X8_SIDE / nc; \
             for (int64_t r0 = 0; r0 < nrows; r0 += 8 * X8_PANELS) {                             \
