@@ -416,13 +416,12 @@ QGEMV_DEFINE_X8_PASS_PAIR(mxfp4)
  * threads: q4_0 1.15-1.19 -> 1.14-1.17 / 2.24-2.35 -> 2.19-2.23 ms, iq4_nl 1.21-1.22 ->
  * 1.14-1.17 / 2.24-2.35 -> 2.12-2.23, mxfp4 1.12-1.25 -> 1.05-1.16 / 2.27-2.31 -> 2.08-2.18;
  * 57344 x 768 even to 1.1x faster, in cache even); 32 columns' is 16 blocks, 2.3 KiB of a
- * panel, reused from L1).  plain: src
- * holds nrows GGUF rows (stride: row bytes), read 8 at a time (a last group short of 8 rows
- * repeats its last row); the one-panel pass takes up to 4 columns straight from the rows
- * (x8_from_rows in the pass), more go through a scratch of X8_CHUNK blocks transposed once per
- * chunk (redone per group of 4 columns, batch 32 ran 5-8% slower); else src holds nrows / 8
- * panels (stride: panel bytes).  A pair's missing second panel is its first again, those lanes
- * dropped. */
+ * panel, reused from L1).  plain: src holds nrows GGUF rows (stride: row bytes), read 8 at a
+ * time (a last group short of 8 rows repeats its last row); the one-panel pass takes up to 4
+ * columns straight from the rows (x8_from_rows in the pass), more go through a scratch of
+ * X8_CHUNK blocks transposed once per chunk (redone per group of 4 columns, batch 32 ran 5-8%
+ * slower); else src holds nrows / 8 panels (stride: panel bytes).  A pair's missing second
+ * panel is its first again, those lanes dropped. */
 #define X8_PASS_CASE(pass, xp, rows, cbmax, cb)                                                 \
     case cb: pass(xp, rows, k0, kn, yc, dac, cc, nc, cb < cbmax ? cb : cbmax, &acc[p][cg]); break;
 #define X8_PASS_CASES(pass, xp, rows, cbmax)                                                    \
@@ -456,7 +455,7 @@ static_assert(X8_PANELS % 2 == 0, "a pair's second panel must have accumulators 
         __m256 acc[X8_PANELS][X8_COLS];                                                         \
         for (int64_t c0 = 0; c0 < ncols; c0 += X8_COLS) {                                       \
             const int64_t nc = ncols - c0 < X8_COLS ? ncols - c0 : X8_COLS;                     \
-            const int pair = X8_PAIRS && (nc > 1 || (!plain && qgemv_prefetch_one_column));   \
+            const int pair = X8_PAIRS && (nc > 1 || (!plain && qgemv_prefetch_one_column));     \
             const int scratched = plain && (pair || nc > 4);                                    \
             const int64_t chunk = scratched && X8_SIDE / nc > X8_CHUNK ? X8_CHUNK : X8_SIDE / nc; \
             for (int64_t r0 = 0; r0 < nrows; r0 += 8 * X8_PANELS) {                             \
