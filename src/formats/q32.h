@@ -71,6 +71,11 @@ static inline __m256i q8_lane_starts_lifted_128(const int8_t qs[32]) {
  * vpdpbusd starts from the bits) */
 #define Q8_MAGIC_BITS 0x4B400000
 #define Q8_MAGIC 12582912.0f
+/* the starts above carrying Q8_MAGIC_BITS: vpdpbusd of u = q + 128 from them gives each lane's
+ * sum q a as the bits of 1.5 2^23 + sum q a */
+static inline __m256i q8_lane_starts_lifted_magic(const int8_t qs[32]) {
+    return _mm256_add_epi32(_mm256_set1_epi32(Q8_MAGIC_BITS), q8_lane_starts_lifted_128(qs));
+}
 #endif
 
 /* ---------------------------------------------------------------- q8_1: x = d q (s unused) */
@@ -583,10 +588,9 @@ typedef struct {
 /* every one of the 4 columns (a group of fewer repeats its first: y[c] valid, results unused); d_y
  * built in registers (through memory, as 4 floats, it stalled on store forwarding every block) */
 static inline void tile_q8_0_set_up(const block_q8_0 *const y[4], int64_t kn, tile_q8_0_columns *s) {
-    const __m256i magic = _mm256_set1_epi32(Q8_MAGIC_BITS);
     for (int64_t k = 0; k < kn; k++) {
         for (int c = 0; c < 4; c++) {
-            const __m256i st = _mm256_add_epi32(magic, q8_lane_starts_lifted_128(y[c][k].qs));
+            const __m256i st = q8_lane_starts_lifted_magic(y[c][k].qs);
             s->start[c][k][0] = _mm256_permute2x128_si256(st, st, 0x00);
             s->start[c][k][1] = _mm256_permute2x128_si256(st, st, 0x11);
         }

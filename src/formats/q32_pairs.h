@@ -244,8 +244,8 @@ typedef struct {
     /* a column's set-up for kn blocks */                                                        \
     static void x8p_set_up_column_##name(const block_##act *restrict y, int64_t kn, x8p_column_zmm *restrict c) { \
         for (int64_t k = 0; k < kn; k++) {                                                       \
-            const __m256i lift = X8P_OFFSET_##name ? q8_lane_starts_lifted_128(y[k].qs) : _mm256_setzero_si256(); \
-            _mm256_storeu_si256((__m256i *)c[k].start, _mm256_add_epi32(lift, _mm256_set1_epi32(Q8_MAGIC_BITS))); \
+            _mm256_storeu_si256((__m256i *)c[k].start, X8P_OFFSET_##name ? q8_lane_starts_lifted_magic(y[k].qs) \
+                                                                         : _mm256_set1_epi32(Q8_MAGIC_BITS)); \
             c[k].dy = scale_##act(&y[k]);                                                        \
             c[k].sy = X8P_MIN_##name ? qgemv_fp16_to_fp32(((const block_q8_1 *)&y[k])->s) : 0.0f; \
         }                                                                                        \
