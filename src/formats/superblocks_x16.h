@@ -857,7 +857,7 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                            \
         const int per_int16 = X16_DPBUSD_SUMS(CB) ? 8 : QGEMV_X16_INT16_GROUPS_##name;          \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
-        __m256 acc[2][QGEMV_X16_COLS];                                                          \
+        x16_acc acc;                                                                            \
         x16_columns_256(a, act_stride, CB, y, acc);                                             \
         for (int64_t ib = 0; ib < nb; ib++) {                                                   \
             const block_##name##x16 *b = p + ib;                                                \
@@ -953,7 +953,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     const __m256i low2 = _mm256_set1_epi8(3);
     const __m128i low4 = _mm_set1_epi8(0x0f);
     const block_q8_K *y[QGEMV_X16_COLS];
-    __m256 acc[2][QGEMV_X16_COLS];
+    x16_acc acc;
     x16_columns_256(a, act_stride, CB, y, acc);
     for (int64_t ib = 0; ib < nb; ib++) {
         const block_q2_Kx16 *b = p + ib;
@@ -1017,7 +1017,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  * cache even.  Without VNNI the levels + 128 overflow maddubs' int16 pairs, so the avx2 variant
  * reads iq4_xs's GGUF rows */
 QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
-                                               int64_t ib, const int CB, const int hints, __m256 acc[2][QGEMV_X16_COLS]) {
+                                               int64_t ib, const int CB, const int hints, x16_acc acc) {
     (void)dec;
     const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
     const __m256i table = _mm256_broadcastsi128_si256(kvalues_iq4nl_u8());
