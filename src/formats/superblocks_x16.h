@@ -833,13 +833,21 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
 typedef __m256 x16_acc[2][QGEMV_X16_COLS];
 #define x16_columns x16_columns_256
 #define x16_store x16_store_256
-/* whether a batch pass (CB > 1) sums its products in int32 by vpdpbusd (VNNI) rather than in
- * int16 by maddubs: a single column keeps maddubs, one vpdpbusd chain waiting on its latency */
+/* whether a pass sums its products in int32 by vpdpbusd (VNNI) rather than in int16 by maddubs:
+ * q2_K's and tq2_0's batches (CB > 1; their single column keeps maddubs, one vpdpbusd chain
+ * waiting on its latency), q4_K's and q5_K's passes all (a single column in two chains) */
 #if defined(QGEMV_VNNI)
 #define X16_DPBUSD_SUMS(CB) ((CB) > 1)
+#define X16_K45_DPBUSD 1
 #else
 #define X16_DPBUSD_SUMS(CB) 0
+#define X16_K45_DPBUSD 0
 #endif
+/* bit `bit` of each byte of x moved to bit 4 (the other bits anywhere): one shift or none,
+ * bit a constant where the loops are unrolled */
+static inline __m256i x16_bit_to_4(__m256i x, const int bit) {
+    return bit < 4 ? _mm256_slli_epi32(x, 4 - bit) : bit > 4 ? _mm256_srli_epi32(x, bit - 4) : x;
+}
 /* sum + t sc: a sub-block's int32 sums t (lane r: row r) times the 8 rows' scale bytes at sc */
 static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
     return _mm256_add_epi32(sum, _mm256_mullo_epi32(t, _mm256_cvtepu8_epi32(sc)));
@@ -849,13 +857,20 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
  * a batch's sub-block sums run in int32 by vpdpbusd, a sub-block's 8 groups in one chain, then
  * times the scales by vpmulld: 16 vpdpbusd and 2 vpmulld where maddubs took 16 maddubs, 16
  * int16 adds and 2 vpdpwssd (C harness, 4096 x 4096 in L3, 1 thread, 4 columns a pass: q4_K
- * 0.67-0.69 -> 0.59-0.60 ms, q5_K 0.91-0.94 -> 0.83-0.88) */
+ * 0.67-0.69 -> 0.59-0.60 ms, q5_K 0.91-0.94 -> 0.83-0.88); a single column's too, its even and
+ * odd groups in two chains, and q5_K's fifth bits each by one shift or none (its sub-block
+ * pairs' loop unrolled: x16_bit_to_4).  Intel Xeon (AMX), builds alternating: C harness, 1
+ * thread, single column in L2 / L3, q5_K 0.0339 / 0.590 -> 0.0317 / 0.547 ms, q4_K 0.0189 /
+ * 0.378 -> 0.0162 / 0.361, q5_K batch 8 0.452 -> 0.422, 32 1.69 -> 1.53 (q4_K's batches even,
+ * which ran 1.3x slower with the loop unrolled); through QMatrix, avxvnni, 14336 x 4096 out of
+ * cache, 2 / 1 threads, q5_K 1.55-1.62 -> 1.49-1.59 / 2.94-3.13 -> 2.79-3.01 ms, q4_K 1-2%; the
+ * avx2 variant's q5_K (the shifts alone) 5-8% in the harness */
 #define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
     QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
                                              int64_t act_stride, const int CB, const int hints, float *out, \
                                              int64_t out_stride) {                              \
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                            \
-        const int per_int16 = X16_DPBUSD_SUMS(CB) ? 8 : QGEMV_X16_INT16_GROUPS_##name;          \
+        const int per_int16 = X16_K45_DPBUSD ? 8 : QGEMV_X16_INT16_GROUPS_##name;               \
         const block_q8_K *y[QGEMV_X16_COLS];                                                    \
         x16_acc acc;                                                                            \
         x16_columns_256(a, act_stride, CB, y, acc);                                             \
@@ -884,31 +899,33 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
                     for (int j = 0; j < CB; j++)                                                \
                         msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32(_mm_extract_epi32(bp[j], k)))); \
                 }                                                                               \
+                HIGH_BIT(_Pragma("GCC unroll 4"))   /* x16_bit_to_4's shifts constant */        \
                 for (int c = 0; c < 4; c++) {                                                   \
                     /* the rows' scales of sub-blocks 2 c and 2 c + 1 as int16 pairs (sc, sc) */ \
                     const __m128i sc0 = x16_load8(sc + 32 * c + 8 * h), sc1 = x16_load8(sc + 32 * c + 16 + 8 * h); \
                     const __m256i s0 = x16_pairs8_u8(sc0, sc0), s1 = x16_pairs8_u8(sc1, sc1);   \
                     for (int k0 = 0; k0 < 8; k0 += per_int16) {                                 \
                         __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
-                        for (int j = 0; j < CB; j++) t0[j] = t1[j] = _mm256_setzero_si256();    \
+                        for (int j = 0; j < (CB > 1 ? CB : 2); j++) t0[j] = t1[j] = _mm256_setzero_si256(); \
                         for (int k = k0; k < k0 + per_int16; k++) {                             \
                             if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB); \
                             const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
                             __m256i u0 = _mm256_and_si256(v, low4);                             \
                             __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
                             HIGH_BIT({                                                          \
-                                const __m256i hb = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(b->qh + 64 * k + 32 * h)), 2 * c); \
+                                const __m256i hq = _mm256_loadu_si256((const __m256i *)(b->qh + 64 * k + 32 * h)); \
                                 const __m256i bit4 = _mm256_set1_epi8(0x10);                    \
-                                u0 = _mm256_or_si256(u0, _mm256_and_si256(_mm256_slli_epi32(hb, 4), bit4)); \
-                                u1 = _mm256_or_si256(u1, _mm256_and_si256(_mm256_slli_epi32(hb, 3), bit4)); \
+                                u0 = _mm256_or_si256(u0, _mm256_and_si256(x16_bit_to_4(hq, 2 * c), bit4)); \
+                                u1 = _mm256_or_si256(u1, _mm256_and_si256(x16_bit_to_4(hq, 2 * c + 1), bit4)); \
                             })                                                                  \
                             for (int j = 0; j < CB; j++) {                                      \
                                 const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 4 * k; \
                                 const __m256i p0 = _mm256_set1_epi32((int)qgemv_k_word(q));     \
                                 const __m256i p1 = _mm256_set1_epi32((int)qgemv_k_word(q + 32)); \
-                                if (X16_DPBUSD_SUMS(CB)) {                                      \
-                                    t0[j] = qgemv_dot_u8s8_acc(t0[j], u0, p0);   /* vpdpbusd */ \
-                                    t1[j] = qgemv_dot_u8s8_acc(t1[j], u1, p1);                  \
+                                if (X16_K45_DPBUSD) {                                           \
+                                    const int jc = CB == 1 ? (k & 1) : j;   /* one column: two chains */ \
+                                    t0[jc] = qgemv_dot_u8s8_acc(t0[jc], u0, p0);   /* vpdpbusd */ \
+                                    t1[jc] = qgemv_dot_u8s8_acc(t1[jc], u1, p1);                \
                                 } else {                                                        \
                                     t0[j] = _mm256_add_epi16(t0[j], _mm256_maddubs_epi16(u0, p0)); \
                                     t1[j] = _mm256_add_epi16(t1[j], _mm256_maddubs_epi16(u1, p1)); \
@@ -919,10 +936,14 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
                                 }                                                               \
                             }                                                                   \
                         }                                                                       \
+                        if (X16_K45_DPBUSD && CB == 1) {                                        \
+                            t0[0] = _mm256_add_epi32(t0[0], t0[1]);                             \
+                            t1[0] = _mm256_add_epi32(t1[0], t1[1]);                             \
+                        }                                                                       \
                         for (int j = 0; j < CB; j++) {                                          \
                             const __m256i sum = _mm256_loadu_si256((const __m256i *)isum_m[j]);  \
                             _mm256_storeu_si256((__m256i *)isum_m[j],                           \
-                                                X16_DPBUSD_SUMS(CB)                              \
+                                                X16_K45_DPBUSD                                  \
                                                     ? x16_add_scaled_256(x16_add_scaled_256(sum, t0[j], sc0), t1[j], sc1) \
                                                     : qgemv_madd_acc(qgemv_madd_acc(sum, t0[j], s0), t1[j], s1)); \
                         }                                                                       \
