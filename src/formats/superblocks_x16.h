@@ -865,100 +865,96 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
  * which ran 1.3x slower with the loop unrolled); through QMatrix, avxvnni, 14336 x 4096 out of
  * cache, 2 / 1 threads, q5_K 1.55-1.62 -> 1.49-1.59 / 2.94-3.13 -> 2.79-3.01 ms, q4_K 1-2%; the
  * avx2 variant's q5_K (the shifts alone) 5-8% in the harness */
-#define QGEMV_DEFINE_X16_PASS(name, HIGH_BIT)                                                    \
-    QGEMV_ALWAYS_INLINE void x16_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, \
-                                             int64_t act_stride, const int CB, const int hints, float *out, \
-                                             int64_t out_stride) {                              \
+#define QGEMV_DEFINE_X16_SUPERBLOCK_K45(name, HIGH_BIT)                                         \
+    QGEMV_ALWAYS_INLINE void x16_superblock_##name(const block_##name##x16 *b, const void *dec, \
+                                                   const block_q8_K *const *y, int64_t ib, const int CB, const int hints, \
+                                                   x16_acc acc) {                               \
+        (void)dec;                                                                              \
         const __m256i low4 = _mm256_set1_epi8(0x0f);                                            \
         const int per_int16 = X16_K45_DPBUSD ? 8 : QGEMV_X16_INT16_GROUPS_##name;               \
-        const block_q8_K *y[QGEMV_X16_COLS];                                                    \
-        x16_acc acc;                                                                            \
-        x16_columns_256(a, act_stride, CB, y, acc);                                             \
-        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
-            const block_##name##x16 *b = p + ib;                                                \
-            uint8_t sc[128], mn[128];                                                           \
-            x16_scales_mins(b->scales, sc, mn);                                                 \
-            __m128i bp[QGEMV_X16_COLS];                                                         \
-            for (int j = 0; j < CB; j++) bp[j] = x16_bsum_pairs(&y[j][ib]);                     \
-            for (int h = 0; h < 2; h++) {   /* rows 8 h .. 8 h + 7 */                           \
-                /* the int32 sums in memory, the int16 ones pinned in registers: with both there \
-                 * GCC stored every maddubs product to the stack (Zen 4: batch 8 0.90 -> 0.74 ms, \
-                 * a single column 0.294 -> 0.274).  A single column with the hints (the Xeon)   \
-                 * leaves the int16 ones unpinned: pinned it ran 9% slower out of cache (14336 x  \
-                 * 4096, 2 threads, builds alternating: 1.21 -> 1.12 ms; in cache even; its int32 \
-                 * sums in registers instead of memory ran even with this) */                   \
-                const int pinned = CB > 1 || !hints;                                            \
-                __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                             \
-                int32_t isum_m[QGEMV_X16_COLS][8];                                              \
-                for (int j = 0; j < CB; j++) {                                                  \
-                    msum[j] = _mm256_setzero_si256();                                           \
-                    _mm256_storeu_si256((__m256i *)isum_m[j], _mm256_setzero_si256());          \
-                }                                                                               \
-                for (int k = 0; k < 4; k++) {   /* lane r: int16 (m_r,2k, m_r,2k+1) */          \
-                    const __m256i mp = x16_pairs8_u8(x16_load8(mn + 32 * k + 8 * h), x16_load8(mn + 32 * k + 16 + 8 * h)); \
-                    for (int j = 0; j < CB; j++)                                                \
-                        msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32(_mm_extract_epi32(bp[j], k)))); \
-                }                                                                               \
-                HIGH_BIT(_Pragma("GCC unroll 4"))   /* x16_bit_to_4's shifts constant */        \
-                for (int c = 0; c < 4; c++) {                                                   \
-                    /* the rows' scales of sub-blocks 2 c and 2 c + 1 as int16 pairs (sc, sc) */ \
-                    const __m128i sc0 = x16_load8(sc + 32 * c + 8 * h), sc1 = x16_load8(sc + 32 * c + 16 + 8 * h); \
-                    const __m256i s0 = x16_pairs8_u8(sc0, sc0), s1 = x16_pairs8_u8(sc1, sc1);   \
-                    for (int k0 = 0; k0 < 8; k0 += per_int16) {                                 \
-                        __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                         \
-                        for (int j = 0; j < (CB > 1 ? CB : 2); j++) t0[j] = t1[j] = _mm256_setzero_si256(); \
-                        for (int k = k0; k < k0 + per_int16; k++) {                             \
-                            if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB); \
-                            const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
-                            __m256i u0 = _mm256_and_si256(v, low4);                             \
-                            __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);       \
-                            HIGH_BIT({                                                          \
-                                const __m256i hq = _mm256_loadu_si256((const __m256i *)(b->qh + 64 * k + 32 * h)); \
-                                const __m256i bit4 = _mm256_set1_epi8(0x10);                    \
-                                u0 = _mm256_or_si256(u0, _mm256_and_si256(x16_bit_to_4(hq, 2 * c), bit4)); \
-                                u1 = _mm256_or_si256(u1, _mm256_and_si256(x16_bit_to_4(hq, 2 * c + 1), bit4)); \
-                            })                                                                  \
-                            for (int j = 0; j < CB; j++) {                                      \
-                                const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 4 * k; \
-                                const __m256i p0 = _mm256_set1_epi32((int)qgemv_k_word(q));     \
-                                const __m256i p1 = _mm256_set1_epi32((int)qgemv_k_word(q + 32)); \
-                                if (X16_K45_DPBUSD) {                                           \
-                                    const int jc = CB == 1 ? (k & 1) : j;   /* one column: two chains */ \
-                                    t0[jc] = qgemv_dot_u8s8_acc(t0[jc], u0, p0);   /* vpdpbusd */ \
-                                    t1[jc] = qgemv_dot_u8s8_acc(t1[jc], u1, p1);                \
-                                } else {                                                        \
-                                    t0[j] = _mm256_add_epi16(t0[j], _mm256_maddubs_epi16(u0, p0)); \
-                                    t1[j] = _mm256_add_epi16(t1[j], _mm256_maddubs_epi16(u1, p1)); \
-                                }                                                               \
-                                if (pinned) {                                                   \
-                                    QGEMV_IN_REGISTER(t0[j]);                                   \
-                                    QGEMV_IN_REGISTER(t1[j]);                                   \
-                                }                                                               \
+        uint8_t sc[128], mn[128];                                                               \
+        x16_scales_mins(b->scales, sc, mn);                                                     \
+        __m128i bp[QGEMV_X16_COLS];                                                             \
+        for (int j = 0; j < CB; j++) bp[j] = x16_bsum_pairs(&y[j][ib]);                         \
+        for (int h = 0; h < 2; h++) {   /* rows 8 h .. 8 h + 7 */                               \
+            /* the int32 sums in memory, the int16 ones pinned in registers: with both there    \
+             * GCC stored every maddubs product to the stack (Zen 4: batch 8 0.90 -> 0.74 ms,   \
+             * a single column 0.294 -> 0.274).  A single column with the hints (the Xeon)      \
+             * leaves the int16 ones unpinned: pinned it ran 9% slower out of cache (14336 x    \
+             * 4096, 2 threads, builds alternating: 1.21 -> 1.12 ms; in cache even; its int32   \
+             * sums in registers instead of memory ran even with this) */                       \
+            const int pinned = CB > 1 || !hints;                                                \
+            __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
+            int32_t isum_m[QGEMV_X16_COLS][8];                                                  \
+            for (int j = 0; j < CB; j++) {                                                      \
+                msum[j] = _mm256_setzero_si256();                                               \
+                _mm256_storeu_si256((__m256i *)isum_m[j], _mm256_setzero_si256());              \
+            }                                                                                   \
+            for (int k = 0; k < 4; k++) {   /* lane r: int16 (m_r,2k, m_r,2k+1) */              \
+                const __m256i mp = x16_pairs8_u8(x16_load8(mn + 32 * k + 8 * h), x16_load8(mn + 32 * k + 16 + 8 * h)); \
+                for (int j = 0; j < CB; j++)                                                    \
+                    msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32(_mm_extract_epi32(bp[j], k)))); \
+            }                                                                                   \
+            HIGH_BIT(_Pragma("GCC unroll 4"))   /* x16_bit_to_4's shifts constant */            \
+            for (int c = 0; c < 4; c++) {                                                       \
+                /* the rows' scales of sub-blocks 2 c and 2 c + 1 as int16 pairs (sc, sc) */    \
+                const __m128i sc0 = x16_load8(sc + 32 * c + 8 * h), sc1 = x16_load8(sc + 32 * c + 16 + 8 * h); \
+                const __m256i s0 = x16_pairs8_u8(sc0, sc0), s1 = x16_pairs8_u8(sc1, sc1);       \
+                for (int k0 = 0; k0 < 8; k0 += per_int16) {                                     \
+                    __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                             \
+                    for (int j = 0; j < (CB > 1 ? CB : 2); j++) t0[j] = t1[j] = _mm256_setzero_si256(); \
+                    for (int k = k0; k < k0 + per_int16; k++) {                                 \
+                        if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB); \
+                        const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
+                        __m256i u0 = _mm256_and_si256(v, low4);                                 \
+                        __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);           \
+                        HIGH_BIT({                                                              \
+                            const __m256i hq = _mm256_loadu_si256((const __m256i *)(b->qh + 64 * k + 32 * h)); \
+                            const __m256i bit4 = _mm256_set1_epi8(0x10);                        \
+                            u0 = _mm256_or_si256(u0, _mm256_and_si256(x16_bit_to_4(hq, 2 * c), bit4)); \
+                            u1 = _mm256_or_si256(u1, _mm256_and_si256(x16_bit_to_4(hq, 2 * c + 1), bit4)); \
+                        })                                                                      \
+                        for (int j = 0; j < CB; j++) {                                          \
+                            const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 4 * k;   \
+                            const __m256i p0 = _mm256_set1_epi32((int)qgemv_k_word(q));         \
+                            const __m256i p1 = _mm256_set1_epi32((int)qgemv_k_word(q + 32));    \
+                            if (X16_K45_DPBUSD) {                                               \
+                                const int jc = CB == 1 ? (k & 1) : j;   /* one column: two chains */ \
+                                t0[jc] = qgemv_dot_u8s8_acc(t0[jc], u0, p0);   /* vpdpbusd */   \
+                                t1[jc] = qgemv_dot_u8s8_acc(t1[jc], u1, p1);                    \
+                            } else {                                                            \
+                                t0[j] = _mm256_add_epi16(t0[j], _mm256_maddubs_epi16(u0, p0));  \
+                                t1[j] = _mm256_add_epi16(t1[j], _mm256_maddubs_epi16(u1, p1));  \
+                            }                                                                   \
+                            if (pinned) {                                                       \
+                                QGEMV_IN_REGISTER(t0[j]);                                       \
+                                QGEMV_IN_REGISTER(t1[j]);                                       \
                             }                                                                   \
                         }                                                                       \
-                        if (X16_K45_DPBUSD && CB == 1) {                                        \
-                            t0[0] = _mm256_add_epi32(t0[0], t0[1]);                             \
-                            t1[0] = _mm256_add_epi32(t1[0], t1[1]);                             \
-                        }                                                                       \
-                        for (int j = 0; j < CB; j++) {                                          \
-                            const __m256i sum = _mm256_loadu_si256((const __m256i *)isum_m[j]);  \
-                            _mm256_storeu_si256((__m256i *)isum_m[j],                           \
-                                                X16_K45_DPBUSD                                  \
-                                                    ? x16_add_scaled_256(x16_add_scaled_256(sum, t0[j], sc0), t1[j], sc1) \
-                                                    : qgemv_madd_acc(qgemv_madd_acc(sum, t0[j], s0), t1[j], s1)); \
-                        }                                                                       \
+                    }                                                                           \
+                    if (X16_K45_DPBUSD && CB == 1) {                                            \
+                        t0[0] = _mm256_add_epi32(t0[0], t0[1]);                                 \
+                        t1[0] = _mm256_add_epi32(t1[0], t1[1]);                                 \
+                    }                                                                           \
+                    for (int j = 0; j < CB; j++) {                                              \
+                        const __m256i sum = _mm256_loadu_si256((const __m256i *)isum_m[j]);     \
+                        _mm256_storeu_si256((__m256i *)isum_m[j],                               \
+                                            X16_K45_DPBUSD                                      \
+                                                ? x16_add_scaled_256(x16_add_scaled_256(sum, t0[j], sc0), t1[j], sc1) \
+                                                : qgemv_madd_acc(qgemv_madd_acc(sum, t0[j], s0), t1[j], s1)); \
                     }                                                                           \
                 }                                                                               \
-                for (int j = 0; j < CB; j++) isum[j] = _mm256_loadu_si256((const __m256i *)isum_m[j]); \
-                const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * h))); \
-                const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * h))); \
-                x16_fold_min_256(acc[h], d, dmin, y, ib, isum, msum, CB);                       \
             }                                                                                   \
+            for (int j = 0; j < CB; j++) isum[j] = _mm256_loadu_si256((const __m256i *)isum_m[j]); \
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * h))); \
+            const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * h))); \
+            x16_fold_min_256(acc[h], d, dmin, y, ib, isum, msum, CB);                           \
         }                                                                                       \
-        x16_store_256(acc, CB, out, out_stride);                                                \
     }
-QGEMV_DEFINE_X16_PASS(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_X16_PASS(q5_K, QGEMV_K_HIGH_BIT)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(q4_K, QGEMV_K_NO_HIGH_BIT)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(q5_K, QGEMV_K_HIGH_BIT)
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q4_K)
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q5_K)
 
 /* q2_K on 8 rows per vector: maddubs pairs of 2-bit levels summed in int16 over a sub-block's
  * 4 groups (4 2 3 128 < 2^15), then madd with the rows' scale pairs; the minimums' sum by madd
@@ -1691,7 +1687,6 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  *             faster and even), and iq4_xs without AVX-VNNI, whose levels + 128 overflow
  *             maddubs' int16 pairs;
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
-#if defined(QGEMV_AVX512)
 /* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
  * wants the hints (an Intel Xeon: the figures at x16_single_column_pairs) and one at a time
  * where its prefetcher streams alone (a Zen 4, 14336 x 4096 out of cache, builds alternating, 1
@@ -1699,7 +1694,11 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * 1.20-1.24 / 0.76-1.00 -> 0.67-0.95; in cache 1 thread q6_K 0.34 -> 0.33, q4_K 0.178 ->
  * 0.184).  q5_K ran even out of cache and 6% slower in cache so, and q3_K and iq4_xs, whose
  * decoding weighs, ran faster in pairs (benches/RESULTS.md, 38th session): pairs on every CPU
- * (all on rows of X16_PAIRS_MIN_VALUES and more) */
+ * (all on rows of X16_PAIRS_MIN_VALUES and more).  AVX2's q4_K and q5_K take pairs where
+ * hinted (unmeasured where not): Intel Xeon, avxvnni, through QMatrix, builds alternating,
+ * 14336 x 4096 out of cache, 2 / 1 threads, q5_K 1.48-1.53 -> 1.38-1.48 / even ms, q4_K
+ * 1.20-1.25 -> 1.14-1.22 / 2.23-2.33 -> 2.08-2.26; in cache (4096 x 4096, 1 thread) q5_K
+ * 0.49-0.52 -> 0.52-0.55 (1.4x ggml's time still), q4_K even */
 #define QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(name)                                                \
     static int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
@@ -1707,6 +1706,7 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
                    ? x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 1) \
                    : 0;                                                                         \
     }
+#if defined(QGEMV_AVX512)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q6_K)
 QGEMV_DEFINE_X16_TILE_WIDE(q2_K, 13, x16_no_pairs)
@@ -1718,8 +1718,10 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #elif defined(QGEMV_AVX2)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
-QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
+QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q5_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
