@@ -1697,8 +1697,9 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * (all on rows of X16_PAIRS_MIN_VALUES and more).  AVX2's q4_K and q5_K take pairs where
  * hinted (unmeasured where not): Intel Xeon, avxvnni, through QMatrix, builds alternating,
  * 14336 x 4096 out of cache, 2 / 1 threads, q5_K 1.48-1.53 -> 1.38-1.48 / even ms, q4_K
- * 1.20-1.25 -> 1.14-1.22 / 2.23-2.33 -> 2.08-2.26; in cache (4096 x 4096, 1 thread) q5_K
- * 0.49-0.52 -> 0.52-0.55 (1.4x ggml's time still), q4_K even */
+ * 1.20-1.25 -> 1.14-1.22 / 2.23-2.33 -> 2.08-2.26, the avx2 variant's 2 threads q5_K
+ * 1.48-1.51 -> 1.42-1.46; in cache (4096 x 4096, 1 thread) q5_K 0.49-0.52 -> 0.52-0.55 (still
+ * 1.4x ggml's speed), q4_K even */
 #define QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(name)                                                \
     static int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
