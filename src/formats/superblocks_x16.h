@@ -20,9 +20,11 @@
  *   AVX2            q2_K, q4_K, q5_K and tq2_0 on 8 rows per vector, maddubs pairs summed in
  *                   int16 while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups
  *                   at a time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks, 8 for
- *                   tq2_0's fields), then madd with the scales (tq2_0: ones); iq4_xs with
- *                   AVX-VNNI as AVX-512, 8 rows per vector (its levels + 128 overflow maddubs'
- *                   int16 pairs, so the avx2 variant reads its GGUF rows);
+ *                   tq2_0's fields), then madd with the scales (tq2_0: ones); with AVX-VNNI
+ *                   their batches and q4_K's and q5_K's single column sum by vpdpbusd
+ *                   (X16_DPBUSD_SUMS, X16_K45_DPBUSD), and iq4_xs runs as on AVX-512, 8 rows
+ *                   per vector (its levels + 128 overflow maddubs' int16 pairs, so the avx2
+ *                   variant reads its GGUF rows);
  *   portable        none: the formats' GGUF rows (panel_tile_<name> NULL, below).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
