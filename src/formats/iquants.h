@@ -349,15 +349,19 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
  * once for all the columns, in registers; per column the integer sums of a super-block are exact
  * and its float work is the same fma into the same accumulator whatever CB is, so every column
  * gets vec_dot's bits (vec_dot is this with CB = 1).  More than 8 columns: iq_decode_<name>
- * into L1 and iq_decoded_columns, the same steps (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE) */
-#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
+ * into L1 and iq_decoded_columns, the same steps (QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE).
+ * stream(p, nbytes, ncols) asks for the blocks ahead: QGEMV_IQ_L1_STREAM, into L1 whatever the
+ * columns (a row decoded slower than memory streams it: include/qgemv/simd.h), or
+ * QGEMV_PREFETCH_COLS_STREAM, a single column's both hints where the CPU takes them */
+#define QGEMV_IQ_L1_STREAM(p, nbytes, ncols) QGEMV_PREFETCH_L1_STREAM(p, nbytes)
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor, stream)                                      \
     QGEMV_ALWAYS_INLINE void tile_iq_##name(int64_t nb, const block_##name *x, const uint8_t *a, \
                                             int64_t act_stride, const int CB, float *out) { \
         const block_q8_K *y[QGEMV_TILE_COLS_MAX];                                           \
         __m256 acc = _mm256_setzero_ps();   /* columns in lanes */                         \
         qgemv_tile_columns_q8_K(a, act_stride, CB, y);                                     \
         for (int64_t ib = 0; ib < nb; ib++) {                                              \
-            QGEMV_PREFETCH_L1_STREAM(&x[ib], sizeof(x[0]));                                \
+            stream(&x[ib], sizeof(x[0]), CB);                                              \
             const __m256i sc = scales16_##name(&x[ib]);                                    \
             uint16_t ix_[QK_K / 4];                                                        \
             const uint16_t *ix = QGEMV_GRID_INDICES_IQ(name, &x[ib], ix_);                 \
@@ -473,7 +477,7 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
         for (int j_ = 16; j_ < 32; j_++) (y)[j_] = (d1) * (float)q_[j_];                   \
     } while (0)
 
-#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor)                                              \
+#define QGEMV_DEFINE_VEC_DOT_IQ(name, factor, stream)   /* stream: unused */               \
     static float vec_dot_##name##_q8_K(int64_t n, const void *restrict w, const void *restrict a) { \
         const block_##name *x = (const block_##name *)w;                                   \
         const block_q8_K *y = (const block_q8_K *)a;                                       \
@@ -518,13 +522,13 @@ QGEMV_DEFINE_DEQUANT_ROW_IQ(iq2_s)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_xxs)
 QGEMV_DEFINE_DEQUANT_ROW_IQ(iq3_s)
 
-/* (name, factor): vec_dot and the row tiles; (name, factor, values per scale): the packed VNNI
+/* (name, factor, stream): vec_dot and the row tiles; (name, factor, values per scale): the packed VNNI
  * tile (AVX-512, AVX-VNNI) over the GGUF rows (grid_codes.h's code blocks have both their own) */
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f)
-QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xxs, 0.125f, QGEMV_IQ_L1_STREAM)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_xs, 0.125f, QGEMV_IQ_L1_STREAM)
+QGEMV_DEFINE_VEC_DOT_IQ(iq2_s, 0.125f, QGEMV_IQ_L1_STREAM)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs, 0.25f, QGEMV_IQ_L1_STREAM)
+QGEMV_DEFINE_VEC_DOT_IQ(iq3_s, 1.0f, QGEMV_IQ_L1_STREAM)
 QGEMV_DEFINE_PACKED_TILE_IQ(iq2_xxs, 0.125f, 32)
 QGEMV_DEFINE_PACKED_TILE_IQ(iq2_xs, 0.125f, 16)
 QGEMV_DEFINE_PACKED_TILE_IQ(iq2_s, 0.125f, 16)
