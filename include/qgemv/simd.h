@@ -92,7 +92,8 @@
 #define QGEMV_PREFETCH_STREAM(p, nbytes) QGEMV_PREFETCH_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)
 /* the same into L1 only: for a pass that spends long on each line, a batch's
  * (QGEMV_PREFETCH_COLS_AT) or a row decoded slower than memory streams it (the IQ grids, 6-8
- * GB/s a thread: 0.97-0.99x with both hints, Intel Xeon), or a stream read out of its order */
+ * GB/s a thread: 0.97-0.99x with both hints, Intel Xeon; their iq3 code rows, faster, take both:
+ * src/formats/grid_codes.h), or a stream read out of its order */
 #define QGEMV_PREFETCH_L1_STREAM_AT(p, nbytes, ahead)                                      \
     QGEMV_PREFETCH_EACH_LINE(QGEMV_PREFETCH_L1_AT, p, nbytes, ahead)
 #define QGEMV_PREFETCH_L1_STREAM(p, nbytes) QGEMV_PREFETCH_L1_STREAM_AT(p, nbytes, QGEMV_STREAM_AHEAD)

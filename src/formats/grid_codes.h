@@ -86,9 +86,11 @@ QGEMV_DEFINE_GRID_IQ3_C(iq3_s_c)
  * CPU takes them: Intel Xeon, through QMatrix, builds alternating, 14336 x 4096 out of cache, 2
  * / 1 threads, L1 hints -> both: avxvnni iq3_xxs 2.03-2.12 -> 1.53-1.59 / 4.05-4.14 ->
  * 3.25-3.83 ms, iq3_s 2.11-2.12 -> 1.50-1.56 / 3.81-3.86 -> 2.91-3.10; AVX-512 iq3_xxs
- * 1.57-1.59 -> 1.38-1.45, iq3_s 1.57-1.66 -> 1.39-1.41 / 3.03-3.06 -> 2.62-2.73; in cache even.
- * The iq2 ones (106 bytes) ran 2-7% slower so (AVX-512 iq2_xxs 2 threads 1.06-1.08 -> 1.11-1.16,
- * iq2_xs 1.07-1.10 -> 1.10-1.13; avxvnni even) and keep L1's */
+ * 1.57-1.59 -> 1.38-1.45, iq3_s 1.57-1.66 -> 1.39-1.41 / 3.03-3.06 -> 2.62-2.73; in cache even
+ * (a Zen 4, hints off, asks for no lines now: unmeasured).  The iq2 ones (106 bytes) ran even to
+ * 7% slower so (AVX-512 iq2_xxs 2 threads 1.06-1.08 -> 1.11-1.16, iq2_xs 1.07-1.10 ->
+ * 1.10-1.13, avxvnni even; with their own code unchanged the builds moved iq2_xxs 2-3%) and keep
+ * L1's */
 QGEMV_DEFINE_VEC_DOT_IQ(iq2_c, 0.125f, QGEMV_IQ_L1_STREAM)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_xxs_c, 0.25f, QGEMV_PREFETCH_COLS_STREAM)
 QGEMV_DEFINE_VEC_DOT_IQ(iq3_s_c, 1.0f, QGEMV_PREFETCH_COLS_STREAM)
