@@ -84,9 +84,9 @@ QGEMV_DEFINE_GRID_IQ3_C(iq3_s_c)
 /* (code block, factor of d, stream): iquants.h's products over the code blocks.  The iq3 code
  * rows (170 bytes a super-block) stream a single column fast enough to want both hints where the
  * CPU takes them: Intel Xeon, through QMatrix, builds alternating, 14336 x 4096 out of cache, 2
- * / 1 threads, L1 hints -> both: avxvnni iq3_xxs 2.03-2.12 -> 1.53-1.59 / 4.05-4.14 ->
- * 3.25-3.83 ms, iq3_s 2.11-2.12 -> 1.50-1.56 / 3.81-3.86 -> 2.91-3.10; AVX-512 iq3_xxs
- * 1.57-1.59 -> 1.38-1.45, iq3_s 1.57-1.66 -> 1.39-1.41 / 3.03-3.06 -> 2.62-2.73; in cache even
+ * / 1 threads, L1 hints -> both: avxvnni iq3_xxs 2.03-2.14 -> 1.53-1.60 / 4.05-4.52 ->
+ * 3.0-4.1 ms, iq3_s 2.00-2.14 -> 1.50-1.59 / 3.73-3.86 -> 2.91-3.10; AVX-512 iq3_xxs
+ * 1.57-1.65 -> 1.38-1.46, iq3_s 1.56-1.66 -> 1.39-1.42 / 3.02-3.13 -> 2.62-2.73; in cache even
  * (a Zen 4, hints off, asks for no lines now: unmeasured).  The iq2 ones (106 bytes) ran even to
  * 7% slower so (AVX-512 iq2_xxs 2 threads 1.06-1.08 -> 1.11-1.16, iq2_xs 1.07-1.10 ->
  * 1.10-1.13, avxvnni even; with their own code unchanged the builds moved iq2_xxs 2-3%) and keep
