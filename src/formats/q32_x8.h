@@ -327,9 +327,9 @@ QGEMV_DEFINE_X8_PASS(mxfp4)
 /* Batches on AVX-512 take two panels per pass, 16 rows on the lanes of a zmm (0-7 the first
  * panel's rows, 8-15 the second's), and 8 columns: batch 8 and 32 ran 1.3-2x faster than one
  * panel per pass.  A single column keeps one panel per pass where the CPU streams alone (a Zen
- * 4 then: two panels at once read it 25-40% slower out of cache, 14336 x 4096, 1
- * thread) and takes the pair pass where it takes the hints (the tile loop, below).  Levels and
- * isums as the 8-lane VNNI dot's (x8_dot), so the same bits. */
+ * 4 then: two panels at once read it 25-40% slower out of cache, 14336 x 4096, 1 thread) and
+ * takes the pair pass where it takes the hints (the tile loop, below).  Levels and isums as the
+ * 8-lane VNNI dot's (x8_dot), so the same bits. */
 /* the 16 rows' scales of two panel blocks, lane r: row r of p0, lane 8 + r: row r of p1 */
 static inline __m512 x8_scales16_q4_0(const block_q4_0x8 *p0, const block_q4_0x8 *p1) {
     return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p0->d)),

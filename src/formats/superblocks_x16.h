@@ -904,7 +904,8 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
                 const __m256i s0 = x16_pairs8_u8(sc0, sc0), s1 = x16_pairs8_u8(sc1, sc1);       \
                 for (int k0 = 0; k0 < 8; k0 += per_int16) {                                     \
                     __m256i t0[QGEMV_X16_COLS], t1[QGEMV_X16_COLS];                             \
-                    for (int j = 0; j < (CB > 1 ? CB : 2); j++) t0[j] = t1[j] = _mm256_setzero_si256(); \
+                    for (int j = 0; j < (X16_K45_DPBUSD && CB == 1 ? 2 : CB); j++)   /* a single column: 2 chains */ \
+                        t0[j] = t1[j] = _mm256_setzero_si256();                                 \
                     for (int k = k0; k < k0 + per_int16; k++) {                                 \
                         if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB); \
                         const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
