@@ -80,6 +80,17 @@ static inline __m256 qgemv_part_bf16(const uint16_t *p, int j) {
 #define QGEMV_FLOAT_LINE_UNITS_f32 0
 #define QGEMV_FLOAT_LINE_UNITS_f16 1
 #define QGEMV_FLOAT_LINE_UNITS_bf16 0
+/* f16's widenings (vcvtph2ps) go to fresh registers, which GCC had hoisted from the next part
+ * into the 16 a 4 x 3 block fills, and kept 2 of its 12 sums on the stack (a store and a
+ * reload a step on their chains): its sums are pinned in registers at each part's end.  Zen 3,
+ * AVX2, C harness of the tile, 4096 x 4096, 1 thread, mins: batch 32 19.3 -> 16.3 ms (f16
+ * columns 17.0 -> 14.0), batch 8 4.68 -> 4.33; through QMatrix, 2 threads, builds alternating,
+ * medians of 4: batch 8 3.7 -> 2.4 ms, batch 32 10.0 -> 8.8 (ggml 0.25.3: 2.0, 7.0).  f32's
+ * block keeps its sums in registers without it; bf16's ran no faster with it (a noisy host:
+ * 24 -> 29 ms at batch 32). */
+#define QGEMV_FLOAT_PINS_f32 0
+#define QGEMV_FLOAT_PINS_f16 1
+#define QGEMV_FLOAT_PINS_bf16 0
 #define qgemv_float_unit(name, T, nv) (QGEMV_FLOAT_LINE_UNITS_##name ? (int64_t)(64 / sizeof(T)) : (nv) / 2)
 /* one step of values at p into acc: both parts, in order */
 #define QGEMV_FLOAT_STEP_INTO(name, acc, x, y, p)                                          \
@@ -249,6 +260,8 @@ enum { QGEMV_FLOAT_RB = 4, QGEMV_FLOAT_CB = 3 };   /* 4 x 3 accumulators + 3 + 1
                                         *acc = qgemv_fvec_fmadd(wv, av[c], *acc);          \
                                     }                                                      \
                                 }                                                          \
+                                if (QGEMV_FLOAT_PINS_##name)   /* (above) */               \
+                                    for (int k = 0; k < NP * RB * CB; k++) QGEMV_IN_REGISTER(s[k]); \
                             }                                                              \
                 }                                                                          \
             for (int k = 0; k < NP * RB * CB; k++) park[h0][k] = s[k];                     \
