@@ -42,6 +42,8 @@ def show_config(file=None) -> dict:
                          + (" with AVX-512)" if _dispatch.cpu_avx512 else ")"),
         "dequant_stream": ("on" if _dispatch.dequant_stream else "off")
                           + " (non-temporal stores for dequantize outputs of 32 MiB and more)",
+        "widen_f16": ("on" if _dispatch.widen_f16 else "off")
+                     + " (f16 batches' columns widened to float32 once; avx2 and avxvnni variants)",
         "amx": ("on" if _dispatch.amx else "off")
                + " (on AMX tiles: q2_K, q4_K, q5_K, q6_K, iq4_xs batches of 12 and more, IQ grids and iq1 of 32;"
                " avx512bf16 variant)",

@@ -12,7 +12,8 @@ streaming from memory asks for its lines ahead in software (``gemv_prefetch``: i
 panels, include/qgemv/simd.h; with it, the formats without panels take the row tiles rather than
 one row after another, qgemv/qmatrix.py, and q4_K's and q6_K's panels go in pairs,
 src/formats/superblocks_x16.h), ``QGEMV_GEMV_PREFETCH=0|1`` forcing it; whether large dequantize
-outputs go out with non-temporal stores (``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``); and
+outputs go out with non-temporal stores (``dequant_stream``, ``QGEMV_DEQUANT_STREAM=0|1``);
+whether f16 batches widen their columns once (``widen_f16``, ``QGEMV_WIDEN_F16=0|1``); and
 whether batches may run on AMX tiles where the CPU and the OS offer them (``amx``,
 ``QGEMV_AMX=0|1``).  One policy changes results, in their last bits: whether the avx512bf16
 variant's bf16 products run vdpbf16ps's arithmetic, ggml's own there (``bf16_pairs``,
@@ -120,6 +121,36 @@ def choose_dequant_stream(env: str | None = None, vendor: str | None = None) -> 
 
 #: whether large dequantize outputs are written with non-temporal stores (speed only: same bits)
 dequant_stream: bool = choose_dequant_stream()
+
+
+# CPUs that run vcvtph2ps beside their fmas, so f16 batches lose nothing widening every value of
+# both operands and gain from half the column bytes: a Zen 3, the avx2 variant's batch 32 of
+# 4096 x 4096 1.2x faster with f16 columns through QMatrix (1.2-1.4x in a C harness), batch 8 even; an Intel Xeon (AMX) ran the
+# avx2 and avxvnni variants' batches 8 and 32 1.07-1.15x faster widened (src/formats/elements.h;
+# measured before their sums were pinned in registers)
+_F16_COLUMNS_KEPT = ("AuthenticAMD",)
+
+
+def choose_widen_f16(env: str | None = None, vendor: str | None = None) -> bool:
+    """Whether f16 batches widen their columns to float32 once per product (the avx2 and
+    avxvnni variants; AVX-512's float panels widen their own way): ``env`` (QGEMV_WIDEN_F16,
+    "0" or "1") if given, else off for the CPU vendors in _F16_COLUMNS_KEPT."""
+    forced = _forced("QGEMV_WIDEN_F16", env)
+    if forced is not None:
+        return forced
+    return (cpu_vendor if vendor is None else vendor) not in _F16_COLUMNS_KEPT
+
+
+#: whether f16 batches widen their columns once (speed only: same bits)
+widen_f16: bool = choose_widen_f16()
+_kernels.set_widen_f16(widen_f16)
+
+
+def set_widen_f16(on: bool) -> None:
+    """Turn the widening of f16 batches' columns on or off in every variant (speed only)."""
+    global widen_f16
+    widen_f16 = bool(on)
+    _kernels.set_widen_f16(widen_f16)
 
 
 def choose_amx(env: str | None = None) -> bool:

@@ -55,6 +55,7 @@ cdef extern from "qgemv/kernels.h" nogil:
         int *prefetch_one_column
         int *amx_tiles
         int *bf16_pairs
+        int *widen_f16
         qgemv_dot_f32_fn dot_f32
         qgemv_stream_f32_fn stream_f32
         qgemv_all_finite_fn all_finite

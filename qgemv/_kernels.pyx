@@ -105,6 +105,19 @@ def bf16_pairs(str isa):
     return bool(_table(isa).bf16_pairs[0])
 
 
+def set_widen_f16(bint on):
+    """Whether f16 batches widen their columns to float32 once per product in every compiled
+    variant (src/formats/elements.h: packed_tile_f16; the avx2 and avxvnni variants read it).
+    Speed only: the same values meet the same fmas either way."""
+    for isa in COMPILED_ISAS:
+        _table(isa).widen_f16[0] = on
+
+
+def widen_f16(str isa):
+    """The variant's f16 column switch (set_widen_f16)."""
+    return bool(_table(isa).widen_f16[0])
+
+
 def openmp():
     """(built with OpenMP, omp_get_max_threads())."""
     return bool(qgemv_have_openmp()), qgemv_omp_max_threads()

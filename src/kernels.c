@@ -35,6 +35,10 @@ static int qgemv_amx_tiles = 0;
 /* whether this variant's bf16 products run vdpbf16ps's arithmetic (src/formats/float_panels.h;
  * read by the avx512bf16 variant alone), set through the table's bf16_pairs before any product */
 static int qgemv_bf16_pairs = 0;
+/* whether f16 batches widen their columns to float32 once per product (src/formats/elements.h:
+ * packed_tile_f16; the avx2 and avxvnni variants), set through the table's widen_f16 before any
+ * product */
+static int qgemv_widen_f16 = 1;
 
 #include "tiles.h"   /* the tile loop and QGEMV_ALWAYS_INLINE, for the family files */
 #include "packed_tile.h"   /* the VNNI tile over packed columns (AVX-512, AVX-VNNI) */
@@ -140,6 +144,7 @@ const qgemv_kernel_table QGEMV_TABLE = {
     .prefetch_one_column = &qgemv_prefetch_one_column,
     .amx_tiles = &qgemv_amx_tiles,
     .bf16_pairs = &qgemv_bf16_pairs,
+    .widen_f16 = &qgemv_widen_f16,
     .dot_f32 = dot_f32,
     .stream_f32 = stream_f32,
     .all_finite = all_finite,

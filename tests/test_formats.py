@@ -121,6 +121,8 @@ _POLICIES = {
                        (("GenuineIntel", True), True), (("GenuineIntel", False), True), (("", False), True)]),
     "dequant_stream": (_dispatch.choose_dequant_stream, "QGEMV_DEQUANT_STREAM",
                        [(("AuthenticAMD",), False), (("GenuineIntel",), True), (("",), False)]),
+    "widen_f16": (_dispatch.choose_widen_f16, "QGEMV_WIDEN_F16",
+                  [(("AuthenticAMD",), False), (("GenuineIntel",), True), (("",), True)]),
     "bf16_pairs": (_dispatch.choose_bf16_pairs, "QGEMV_BF16_PAIRS",
                    [(("AuthenticAMD",), True), (("GenuineIntel",), False), (("",), False)]),
 }
@@ -213,6 +215,32 @@ def test_cpu_vendor_is_cpuids():
     if vendor:
         assert f"CPU {vendor}" in qgemv.show_config()["gemv_prefetch"]
     assert ("with AVX-512" in qgemv.show_config()["gemv_prefetch"]) is _dispatch.cpu_avx512
+
+
+@pytest.fixture
+def widen_f16_restored():
+    before = _dispatch.widen_f16
+    yield
+    _dispatch.set_widen_f16(before)
+
+
+@pytest.mark.parametrize("batch", [2, 8, 17, 32])
+@pytest.mark.parametrize("cols", [64, 4096 + 64 + 3])
+def test_widen_f16_reaches_every_variant_and_never_changes_a_result(batch, cols, isa, widen_f16_restored):
+    """The flag is set in every compiled table; an f16 batch gives the same bits with its columns
+    widened once or kept as f16 (the same values meet the same fmas), and the same as its
+    columns one at a time, on rows of whole lines and on rows with a tail past them."""
+    rng = np.random.default_rng(4)
+    m = qgemv.QMatrix.quantize(rng.standard_normal((37, cols)).astype(np.float32), "f16")
+    x = rng.standard_normal((cols, batch)).astype(np.float32)
+    ys = {}
+    for on in (True, False):
+        _dispatch.set_widen_f16(on)
+        assert all(_kernels.widen_f16(v) is on for v in _dispatch.COMPILED)
+        ys[on] = m @ x
+    assert np.array_equal(ys[True].view(np.uint32), ys[False].view(np.uint32))
+    one = np.stack([m @ np.ascontiguousarray(x[:, j]) for j in range(batch)], axis=1)
+    assert np.array_equal(ys[True].view(np.uint32), one.view(np.uint32))
 
 
 @pytest.fixture

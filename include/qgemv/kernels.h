@@ -97,6 +97,8 @@ typedef struct {
                                                          * QGEMV_AMX; 0 where the variant has none) */
     int *bf16_pairs;                                    /* 1: bf16 products in vdpbf16ps's arithmetic
                                                          * (float_panels.h; avx512bf16 alone) */
+    int *widen_f16;                                     /* 1: f16 batches widen their columns once
+                                                         * (elements.h; avx2 and avxvnni) */
     qgemv_dot_f32_fn dot_f32;
     qgemv_stream_f32_fn stream_f32;
     qgemv_all_finite_fn all_finite;

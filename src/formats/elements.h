@@ -367,19 +367,33 @@ QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
  * QMatrix, 2 threads, builds alternating: QGEMV_ISA=avxvnni batch 8 2.14-2.15 -> 1.90-2.00 ms,
  * batch 32 8.0-8.25 -> 7.19-7.27; avx2 2.11-2.18 -> 1.97-1.98, 8.08-8.38 -> 7.16-7.56.  bf16's
  * widening is one shift or mask: its columns widened (in its parts' order) ran 1.05x in a C
- * loop and even or slower through QMatrix, so it keeps its bf16 columns. */
+ * loop and even or slower through QMatrix, so it keeps its bf16 columns.
+ * Where the CPU runs vcvtph2ps beside its fmas (qgemv_widen_f16 off: an AMD's, qgemv/_dispatch.py)
+ * the columns stay f16, copied to the same places: the 7 widenings cost nothing there and the
+ * columns half the bytes.  Zen 3 (AVX2 only), C harness of the tile, 4096 x 4096, 1 thread,
+ * medians: batch 32 17.9-21.6 ms widened, 14.4-15.1 as f16 (ggml 0.25.3 13.4); batch 8 4.9-5.3
+ * either way; widened 16 columns at a time, 18.3-19.8; through QMatrix, the fastest calls of 6
+ * processes each, batch 32, 1 / 2 threads: 17.8 / 10.7 -> 14.6 / 9.0 ms (processes spread over
+ * 15-27 ms either way: the strides are whole pages, columns and rows alike). */
 #define QGEMV_FLOAT_WIDE_COLS(n) (((n) + 255) / 256 * 256)
 #define QGEMV_PACKED_NBYTES_f16_wide (16 * 256 * sizeof(float))
 static void pack_columns_f16_wide(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
                                   void *restrict packed) {
     const int nc = ncols - 16 * g < 16 ? (int)(ncols - 16 * g) : 16;
-    for (int c = 0; c < nc; c++)
-        dequant_row_f16((const uint8_t *)a + (16 * g + c) * act_stride, (float *)packed + c * QGEMV_FLOAT_WIDE_COLS(n), n);
+    for (int c = 0; c < nc; c++) {
+        const uint8_t *col = (const uint8_t *)a + (16 * g + c) * act_stride;
+        float *to = (float *)packed + c * QGEMV_FLOAT_WIDE_COLS(n);
+        if (qgemv_widen_f16)
+            dequant_row_f16(col, to, n);
+        else
+            memcpy(to, col, (size_t)n * sizeof(uint16_t));
+    }
 }
 static void packed_tile_f16(int64_t n, const void *restrict w, int64_t row_stride, int64_t nrows, const void *restrict packed,
                             int64_t ncols, float *restrict out, int64_t out_stride) {
     const int64_t col_stride = QGEMV_FLOAT_WIDE_COLS(n) * (int64_t)sizeof(float);
-    float_tile_f16(n, w, row_stride, nrows, (const uint8_t *)packed, col_stride, 16 * col_stride, 1, ncols, out, out_stride);
+    float_tile_f16(n, w, row_stride, nrows, (const uint8_t *)packed, col_stride, 16 * col_stride, qgemv_widen_f16, ncols,
+                   out, out_stride);
 }
 #define QGEMV_PACKED_TILES_ELEMENTS(X) X(f16, 2, f16_wide)
 #endif
