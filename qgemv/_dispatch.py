@@ -125,9 +125,9 @@ dequant_stream: bool = choose_dequant_stream()
 
 # CPUs that run vcvtph2ps beside their fmas, so f16 batches lose nothing widening every value of
 # both operands and gain from half the column bytes: a Zen 3, the avx2 variant's batch 32 of
-# 4096 x 4096 1.2x faster with f16 columns through QMatrix (1.2-1.4x in a C harness), batch 8 even; an Intel Xeon (AMX) ran the
-# avx2 and avxvnni variants' batches 8 and 32 1.07-1.15x faster widened (src/formats/elements.h;
-# measured before their sums were pinned in registers)
+# 4096 x 4096 1.2x faster with f16 columns through QMatrix (1.2-1.4x in a C harness), batch 8
+# even; an Intel Xeon (AMX) ran the avx2 and avxvnni variants' batches 8 and 32 1.07-1.15x
+# faster widened (src/formats/elements.h; measured before their sums were pinned in registers)
 _F16_COLUMNS_KEPT = ("AuthenticAMD",)
 
 

@@ -374,7 +374,7 @@ QGEMV_DEFINE_FLOAT_TILE(bf16, uint16_t, qgemv_bf16_to_fp32)
  * medians: batch 32 17.9-21.6 ms widened, 14.4-15.1 as f16 (ggml 0.25.3 13.4); batch 8 4.9-5.3
  * either way; widened 16 columns at a time, 18.3-19.8; through QMatrix, the fastest calls of 6
  * processes each, batch 32, 1 / 2 threads: 17.8 / 10.7 -> 14.6 / 9.0 ms (processes spread over
- * 15-27 ms either way: the strides are whole pages, columns and rows alike). */
+ * 15-27 ms either way, a loud host).  Both read the flag, set between products. */
 #define QGEMV_FLOAT_WIDE_COLS(n) (((n) + 255) / 256 * 256)
 #define QGEMV_PACKED_NBYTES_f16_wide (16 * 256 * sizeof(float))
 static void pack_columns_f16_wide(int64_t n, const void *restrict a, int64_t act_stride, int64_t ncols, int64_t g,
