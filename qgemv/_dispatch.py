@@ -79,6 +79,17 @@ def _forced(name: str, env: str | None) -> bool | None:
     return env.strip() == "1"
 
 
+def _by_vendor(name: str, env: str | None, vendor: str | None, vendors: tuple[str, ...],
+               listed: bool = True) -> bool:
+    """A policy chosen by the CPU vendor: ``env`` or the variable ``name`` if set (_forced), else
+    ``listed`` for the vendors in ``vendors`` and not ``listed`` for the others (``vendor``:
+    this CPU's when None)."""
+    forced = _forced(name, env)
+    if forced is not None:
+        return forced
+    return ((cpu_vendor if vendor is None else vendor) in vendors) is listed
+
+
 def choose_gemv_prefetch(env: str | None = None, vendor: str | None = None, avx512: bool | None = None) -> bool:
     """Whether a single column's streams prefetch: ``env`` (QGEMV_GEMV_PREFETCH, "0" or "1") if
     given, else off for the CPU vendors in _STREAMS_ALONE on CPUs with AVX-512 (``avx512``,
@@ -113,10 +124,7 @@ def choose_dequant_stream(env: str | None = None, vendor: str | None = None) -> 
     """Whether QMatrix.dequantize writes outputs of STREAM_STORES_BYTES and more with
     non-temporal stores: ``env`` (QGEMV_DEQUANT_STREAM, "0" or "1") if given, else on for the
     CPU vendors in _STREAMS_STORES only."""
-    forced = _forced("QGEMV_DEQUANT_STREAM", env)
-    if forced is not None:
-        return forced
-    return (cpu_vendor if vendor is None else vendor) in _STREAMS_STORES
+    return _by_vendor("QGEMV_DEQUANT_STREAM", env, vendor, _STREAMS_STORES)
 
 
 #: whether large dequantize outputs are written with non-temporal stores (speed only: same bits)
@@ -135,10 +143,7 @@ def choose_widen_f16(env: str | None = None, vendor: str | None = None) -> bool:
     """Whether f16 batches widen their columns to float32 once per product (the avx2 and
     avxvnni variants; AVX-512's float panels widen their own way): ``env`` (QGEMV_WIDEN_F16,
     "0" or "1") if given, else off for the CPU vendors in _F16_COLUMNS_KEPT."""
-    forced = _forced("QGEMV_WIDEN_F16", env)
-    if forced is not None:
-        return forced
-    return (cpu_vendor if vendor is None else vendor) not in _F16_COLUMNS_KEPT
+    return _by_vendor("QGEMV_WIDEN_F16", env, vendor, _F16_COLUMNS_KEPT, listed=False)
 
 
 #: whether f16 batches widen their columns once (speed only: same bits)
@@ -193,10 +198,7 @@ def choose_bf16_pairs(env: str | None = None, vendor: str | None = None) -> bool
     (src/formats/float_panels.h): ``env`` (QGEMV_BF16_PAIRS, "0" or "1") if given, else on for
     the CPU vendors in _BF16_PAIRS_FAST.  Unlike the policies above it changes results (pairs,
     subnormals flushed: the arithmetic ggml's bf16 products take on such CPUs)."""
-    forced = _forced("QGEMV_BF16_PAIRS", env)
-    if forced is not None:
-        return forced
-    return (cpu_vendor if vendor is None else vendor) in _BF16_PAIRS_FAST
+    return _by_vendor("QGEMV_BF16_PAIRS", env, vendor, _BF16_PAIRS_FAST)
 
 
 #: whether the avx512bf16 variant's bf16 products run vdpbf16ps's arithmetic
