@@ -11,6 +11,16 @@
  * the end in hsum_float_8's order.  Every row and column gets vec_dot's bits, whatever the batch
  * or the layout.  The avxvnni variant runs the same panels on 256-bit vectors (below); avx2 and
  * baseline read the GGUF rows (panel_tile_q8_0 NULL).
+ *   The conversions are subtractions: each start also carries Q8_MAGIC_BITS, so that the int32
+ * is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 < 2^22), and one exact
+ * subtraction gives it as a float (vec_dot_tile_q8_0_q8_0's trick, q32.h; on AVX-VNNI vcvtdq2ps
+ * shares ports 0 and 1 with vpdpbusd and the fmas).  With it, and a batch's later passes over a
+ * group without the level lines' hints (panel_tile_q8_0), the AVX-512 pass from L1 (C harness,
+ * 2 columns) ran 4.1-4.4 ns a block and column where it took 4.7-5.1 (either alone 4-5%); Intel
+ * Xeon (AMX), 4096 x 4096 through QMatrix, builds alternating, medians of 5 processes: 2 threads
+ * batch 32 2.96 -> 2.80 ms, batch 8 0.80 -> 0.78, 1 thread batch 32 5.63 -> 5.27; a single
+ * column even.  (Its blocks' level vectors straddle lines every other block, 544 bytes each:
+ * padded to 576, 2-4% faster in the same harness, not worth the copy's 6% more bytes.)
  *   Those 8 vpdpbusd, 8 conversions and 8 fmas a block, column and 16 rows are the floor of
  * that order (24 operations, 3.8 ns at the 6.3 a nanosecond this Xeon runs their chain); the
  * pass keeps to them: its 8 level vectors loaded once for both its columns and held in
@@ -34,7 +44,6 @@ QGEMV_DEFINE_INTERLEAVE_X16(q8_0, 32)
 #if defined(QGEMV_VNNI)
 #if defined(QGEMV_AVX512)
 #define QGEMV_X16_COLS_Q8_0 2   /* columns a pass: 8 accumulators each and the 8 level vectors, in registers */
-#define X16_Q8_0_START_BIAS 0  /* added to each vpdpbusd start (the AVX-VNNI pass's below) */
 #define X16_Q8_0_SLAB 2        /* columns whose passes take a chunk before the next chunk: a pass's */
 #define X16_Q8_0_BATCH_SIDE 64 /* blocks a batch's chunk */
 typedef struct {
@@ -42,11 +51,7 @@ typedef struct {
 } x16_sums_q8_0;
 #else
 /* AVX-VNNI (16 registers of 256 bits): one column a pass, lanes 4 g .. 4 g + 3 of both halves
- * of the 16 rows at a time (8 accumulators), and vpdpbusd started from 0x4B400000 - 128 sum a,
- * so that its int32 is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 <
- * 2^22) and one exact subtraction on the adders (Golden Cove: ports 1 and 5) gives it as a
- * float, where vcvtdq2ps shares ports 0 and 1 with vpdpbusd and the fmas
- * (vec_dot_tile_q8_0_q8_0's trick, q32.h).  A block, column and 16 rows is 16 vpdpbusd, 16
+ * of the 16 rows at a time (8 accumulators).  A block, column and 16 rows is 16 vpdpbusd, 16
  * subtractions, 16 fmas and the scales' conversions and products, the levels lifted and laid
  * out once per matrix, where that tile's row pairs lift, insert and shuffle theirs for every
  * block.  A batch takes 8 columns' passes over a chunk of 8 blocks of 4 panels (17 KiB, in L1)
@@ -57,7 +62,6 @@ typedef struct {
  * 4.43-4.57, batch 3 0.94-0.97 -> 0.60-0.62; a single column even (in cache 0.64-0.68 ms,
  * 14336 x 4096 out of cache 1 thread 4.1-4.3 -> 3.9-4.0). */
 #define QGEMV_X16_COLS_Q8_0 1
-#define X16_Q8_0_START_BIAS Q8_MAGIC_BITS
 #define X16_Q8_0_SLAB 8        /* columns whose passes take a chunk (in L1) before the next chunk */
 #define X16_Q8_0_BATCH_SIDE 8  /* blocks a batch's chunk: 4 panels' 17 KiB */
 typedef struct {
@@ -83,7 +87,7 @@ typedef struct {
 
 /* a column's set-up for a chunk of blocks, which the passes broadcast straight from memory (made
  * in registers, each took a shuffle on the pipes the fmas and vpdpbusd want): per block
- * vpdpbusd's start -128 sum_{j = 4i .. 4i + 3} a_j for each lane i, and d_y */
+ * vpdpbusd's start Q8_MAGIC_BITS - 128 sum_{j = 4i .. 4i + 3} a_j for each lane i, and d_y */
 typedef struct {
     int32_t off[X16_Q8_0_SIDE][8];
     float dy[X16_Q8_0_SIDE];
@@ -92,21 +96,23 @@ typedef struct {
 static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_column_q8_0 *c) {
     for (int64_t k = 0; k < kn; k++) {
         _mm256_storeu_si256((__m256i *)c->off[k],
-                            _mm256_add_epi32(q8_lane_starts_lifted_128(y[k].qs), _mm256_set1_epi32(X16_Q8_0_START_BIAS)));
+                            _mm256_add_epi32(q8_lane_starts_lifted_128(y[k].qs), _mm256_set1_epi32(Q8_MAGIC_BITS)));
         c->dy[k] = scale_q8_0(&y[k]);
     }
 }
 
 /* kn panel blocks against CB <= QGEMV_X16_COLS_Q8_0 columns (their blocks y[j], set-up c[j]):
- * acc[j][i] += lane i of the 16 rows' products, block after block; a single column asks for its
- * lines only with hints (the CPU's choice, qgemv_prefetch_one_column, made once per call: the
- * idle hints of a Zen 4 cost it 13% in L2, 512 x 4096, 1 thread, 0.046 -> 0.040 ms); and each
- * block asks for ahead_lines lines from ahead on into L2 (panel_tile_q8_0's next group) */
+ * acc[j][i] += lane i of the 16 rows' products, block after block; the pass asks for its lines
+ * ahead only with hints: a single column where the CPU takes them (qgemv_prefetch_one_column,
+ * made once per call: the idle hints of a Zen 4 cost it 13% in L2, 512 x 4096, 1 thread, 0.046
+ * -> 0.040 ms), a batch in its group's first pass (panel_tile_q8_0); and each block asks for
+ * ahead_lines lines from ahead on into L2 (panel_tile_q8_0's next group) */
 QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const block_q8_0 *const *y,
                                        const x16_column_q8_0 *c, const int CB, const int hints, const int one_column,
                                        x16_sums_q8_0 *acc_, const uintptr_t ahead, const int64_t ahead_lines) {
 #if defined(QGEMV_AVX512)
     (void)one_column;
+    const __m512 magic = _mm512_set1_ps(Q8_MAGIC);
     __m512 acc[QGEMV_X16_COLS_Q8_0][8];
     for (int j = 0; j < CB; j++)
         for (int i = 0; i < 8; i++) acc[j][i] = acc_[j].l[i];
@@ -115,7 +121,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
         for (int64_t l = 0; l < ahead_lines; l++) __builtin_prefetch((const void *)(ahead + 64 * (k * ahead_lines + l)), 0, 2);
         __m512i u[8];   /* lane r: row r's q + 128, values 4 i .. 4 i + 3 */
         for (int i = 0; i < 8; i++) {
-            QGEMV_PREFETCH_PASS_LINE_IF(hints, b->u + 64 * i, CB);
+            if (hints) QGEMV_PREFETCH_PASS_LINE(b->u + 64 * i, CB);
             u[i] = _mm512_loadu_si512((const void *)(b->u + 64 * i));
             QGEMV_IN_REGISTER(u[i]);
         }
@@ -125,7 +131,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q8_0(int64_t kn, const block_q8_0x16 *p, const
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(c[j].dy[k]));
             for (int i = 0; i < 8; i++) {
                 const __m512i s = qgemv_dpbusd_bcst_512(_mm512_set1_epi32(c[j].off[k][i]), u[i], aq + 4 * i);
-                acc[j][i] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[j][i]);
+                acc[j][i] = _mm512_fmadd_ps(d, _mm512_sub_ps(_mm512_castsi512_ps(s), magic), acc[j][i]);
             }
         }
     }
@@ -243,7 +249,10 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
                                                             + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - 1) * nb + k0))
                                                       : 0;
                         x16_sums_q8_0 *sums = &acc[i][c0 - s0];
-                        if (CB > 1) x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, 0, sums, ahead, lines);
+                        if (CB > 1 && c0 == 0)   /* the group's lines from memory: hints */
+                            x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 1, 0, sums, ahead, lines);
+                        else if (CB > 1)   /* the same lines again, from L2 */
+                            x16_pass_q8_0(kn, p, y, col, QGEMV_X16_COLS_Q8_0, 0, 0, sums, ahead, lines);
                         else if (ncols > 1)   /* a batch's lone column (AVX-VNNI: each): no hints */
                             x16_pass_q8_0(kn, p, y, col, 1, 0, 0, sums, ahead, lines);
                         else if (qgemv_prefetch_one_column) x16_pass_q8_0(kn, p, y, col, 1, 1, 1, sums, ahead, lines);
