@@ -213,7 +213,15 @@ static inline void x16_finish_q8_0(const x16_sums_q8_0 *s, float *out, int64_t o
  * 8 ran even here.  Intel Xeon, 4096 x 4096 through QMatrix, builds alternating: batch 8,
  * 1 thread 1.77-1.84 -> 1.53-1.64 ms (fastest calls), 2 threads 0.94-1.02 -> 0.85-0.93;
  * batch 32, 2 threads 3.27-3.50 -> 3.20-3.28; a single column and batch 2 unchanged (no later
- * pair). */
+ * pair).  Where the later passes are one or two (AVX-512 batches of 3 to 6, AVX-VNNI's of 2
+ * and 3), the first pass takes a share too (its own lines with the L1 hints, the next group's
+ * into L2): the later passes alone left the next group's first pass reading at L3's pace.
+ * Through QMatrix, 4096 x 4096, 2 threads, builds alternating, medians of 4 processes: batch 3
+ * 0.55-0.56 -> 0.47-0.48 ms, batch 4 0.59-0.61 -> 0.51-0.53 (1 thread 1.14 -> 1.01), batch 6
+ * 0.77 -> 0.71, avxvnni batch 2 0.54-0.56 -> 0.49-0.51, batch 3 0.65 -> 0.61; with 3 later
+ * passes and more, a share for the first ran even at 2 threads and 4% slower at 1 (batch 8);
+ * batch 2 on AVX-512, one pair, asks for no next group (C harness 0.34-0.35 -> 0.36-0.38 ms
+ * when it did). */
 static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
                             const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
                             int64_t out_stride) {
@@ -222,8 +230,11 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
     x16_column_q8_0 col[QGEMV_X16_COLS_Q8_0];
     const int64_t npairs = (ncols + QGEMV_X16_COLS_Q8_0 - 1) / QGEMV_X16_COLS_Q8_0,
                   panel_lines = (nb * (int64_t)sizeof(block_q8_0x16) + 63) / 64,
-                  /* lines a block of the later pairs' passes asks for: a panel's over theirs */
-                  ahead_per_block = npairs > 1 ? (panel_lines + (npairs - 1) * nb - 1) / ((npairs - 1) * nb) : 0;
+                  /* the passes that ask for the next group: the later ones, and the first where
+                   * the later are few (above) */
+                  first_shares = npairs <= 3, sharers = npairs > 1 ? npairs - !first_shares : 0,
+                  /* lines a block of those passes asks for: a panel's over their blocks */
+                  ahead_per_block = sharers ? (panel_lines + sharers * nb - 1) / (sharers * nb) : 0;
     x16_sums_q8_0 acc[X16_Q8_0_PANELS][X16_Q8_0_SLAB];
     for (int64_t i0 = 0; i0 < npanels; i0 += group) {
         const int64_t pn = npanels - i0 < group ? npanels - i0 : group;
@@ -242,11 +253,11 @@ static void panel_tile_q8_0(int64_t n, const void *restrict panels, int64_t pane
                     }
                     for (int64_t i = 0; i < pn; i++) {
                         const block_q8_0x16 *p = (const block_q8_0x16 *)((const uint8_t *)panels + (i0 + i) * panel_stride) + k0;
-                        /* a later pass's (c0 > 0) share of panel i of the next group (an address,
-                         * which may lie past the copy) */
-                        const int64_t lines = c0 > 0 ? ahead_per_block : 0;
+                        /* this pass's share of panel i of the next group (an address, which may
+                         * lie past the copy) */
+                        const int64_t lines = c0 > 0 || first_shares ? ahead_per_block : 0;
                         const uintptr_t ahead = lines ? (uintptr_t)panels + (uintptr_t)((i0 + pn + i) * panel_stride)
-                                                            + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - 1) * nb + k0))
+                                                            + (uintptr_t)(64 * lines * ((c0 / QGEMV_X16_COLS_Q8_0 - !first_shares) * nb + k0))
                                                       : 0;
                         x16_sums_q8_0 *sums = &acc[i][c0 - s0];
                         if (CB > 1 && c0 == 0)   /* the group's lines from memory: hints */
