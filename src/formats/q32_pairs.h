@@ -193,9 +193,12 @@ static inline void x8p_finish(const __m256 acc[8], __m256 summ, float *out, int6
  * exactly (|sum q a| <= 4 31 128 < 2^22), as vcvtdq2ps did (Intel Xeon, the same, builds
  * alternating: q5_0 batch 32 3.37-3.65 -> 3.16-3.46 ms, batch 8 0.89-0.98 -> 0.86-0.98, q5_1
  * batch 32 even to 1.02x).  A chunk of X8P_ZMM_CHUNK blocks is decoded once for X8P_COLS
- * columns (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower). */
+ * columns (32 columns a pass, 8 KiB of accumulators, ran q5_0 1.1-1.3x slower).  Groups of 8
+ * panels rather than 4 halve the set-up's share (Intel Xeon, 4096 x 4096 through QMatrix,
+ * builds alternating, medians of 5 processes: q5_0 2 threads batch 8 0.98 -> 0.94 ms, batch 32
+ * 3.50 -> 3.29, 1 thread batch 8 1.90 -> 1.83; q4_1 batch 8 even to 1% faster). */
 #define X8P_ZMM_CHUNK 16   /* blocks per pass (7 KiB decoded) */
-#define X8P_GROUP 4        /* panels that share a chunk's column set-up (16 KiB of accumulators) */
+#define X8P_GROUP 8        /* panels that share a chunk's column set-up (32 KiB of accumulators) */
 typedef struct {
     __m512i lev[4];     /* z = 2 q + h */
     __m512 d[2];        /* quad q: d_x of its 4 rows, 4 lanes each */
