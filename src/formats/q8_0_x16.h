@@ -95,8 +95,7 @@ typedef struct {
 
 static inline void x16_set_up_column_q8_0(const block_q8_0 *y, int64_t kn, x16_column_q8_0 *c) {
     for (int64_t k = 0; k < kn; k++) {
-        _mm256_storeu_si256((__m256i *)c->off[k],
-                            _mm256_add_epi32(q8_lane_starts_lifted_128(y[k].qs), _mm256_set1_epi32(Q8_MAGIC_BITS)));
+        _mm256_storeu_si256((__m256i *)c->off[k], q8_lane_starts_lifted_magic(y[k].qs));
         c->dy[k] = scale_q8_0(&y[k]);
     }
 }
