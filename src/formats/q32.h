@@ -296,8 +296,8 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *   - one column (GEMV): row by row through vec_dot (QGEMV_TILE_ONE_COLUMN), except for q4_1's
  *     pair kernel below, whose 4 rows per pass win while the weights come from cache (a
  *     streaming GEMV takes the per-row driver instead, qgemv/qmatrix.py);
- *   - a batch: blocks of 2 rows x 4 columns over whole rows, 8 accumulators in registers (q8_0
- *     with VNNI: row pairs against a column set-up, vec_dot_tile_q8_0_q8_0 below); each
+ *   - a batch: blocks of 2 rows x 4 columns over whole rows, 8 accumulators in registers (q8_0:
+ *     row pairs against a column set-up, vec_dot_tile_q8_0_q8_0 below); each
  *     weight block is decoded once for the 4 columns and each activation block read once for
  *     the 2 rows, from sequential streams that the first column group prefetches (q4_1: a row
  *     pair in one register, its pair kernel's lanes, against 4 columns).  At 4096 x 4096, batch 8,
@@ -306,8 +306,7 @@ QGEMV_DEFINE_VEC_DOT_32_Q8_1(q5_1)
  *     decode a weight block for 2 columns only, lost on q5_0 and q5_1.
  * The dot uses unsigned levels where the format has them, through
  *     sum_j q_j a_j = sum_j (q_j + o) a_j - o sum_j a_j
- * (q5_0: o = 16; q4_1, q5_1: o = 0), the last term once per activation block; signed levels
- * (q8_0) through |q| . (a with q's sign).
+ * (q5_0: o = 16; q4_1, q5_1: o = 0), the last term once per activation block.
  */
 #if defined(QGEMV_AVX2)
 static inline __m256i tile_levels_q5_0(const block_q5_0 *b) {                                       /* q + 16 */
@@ -318,23 +317,21 @@ static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
     const __m256i hi = _mm256_and_si256(qgemv_bits_to_bytes_32(b->qh), _mm256_set1_epi8(0x10));
     return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
 }
-static inline __m256i tile_levels_q8_0(const block_q8_0 *b) { return unpack_q8_0(b); }
 
 /* only the formats with a minimum read these */
 
-/* dot(q, a) of one block pair as 8 int32 partial sums; uq = |q| for signed levels, else q;
- * corr = dot(o, a) for levels offset by o */
-QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offset, __m256i q, __m256i uq,
-                                        __m256i av, __m256i corr) {
-    const __m256i p = qgemv_dot_u8s8_i32x8(uq, signed_levels ? _mm256_sign_epi8(av, q) : av);
+/* dot(q, a) of one block pair as 8 int32 partial sums, from the levels u = q + o;
+ * corr = dot(o, a) */
+QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int offset, __m256i u, __m256i av, __m256i corr) {
+    const __m256i p = qgemv_dot_u8s8_i32x8(u, av);
     return offset ? _mm256_sub_epi32(p, corr) : p;
 }
 
 #define TILE_32_RB 2       /* a batch block: 2 rows x 4 columns, 8 accumulators in registers */
 #define TILE_32_CB 4
 
-/* signed_levels: tile_levels_<name> are signed; offset: o above; has_min: act is q8_1 */
-#define QGEMV_DEFINE_TILE_32(name, act, signed_levels, offset, has_min, min_of)                 \
+/* offset: o above; has_min: act is q8_1 */
+#define QGEMV_DEFINE_TILE_32(name, act, offset, has_min, min_of)                                \
     /* a batch: rows x[0:RB] against columns y[0:CB] over all nb blocks, RB x CB accumulators \
      * in registers; each weight block is decoded once for the CB columns, each activation     \
      * block read once for the RB rows; the first column group prefetches the rows ahead */    \
@@ -347,12 +344,11 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
         for (int r = 0; r < RB; r++)                                                            \
             for (int c = 0; c < CB; c++) { acc[r][c] = _mm256_setzero_ps(); summ[r][c] = 0.0f; } \
         for (int64_t k = 0; k < nb; k++) {                                                      \
-            __m256i q[TILE_32_RB], uq[TILE_32_RB];                                              \
+            __m256i u[TILE_32_RB];                                                              \
             float dx[TILE_32_RB], mx[TILE_32_RB];                                               \
             for (int r = 0; r < RB; r++) {                                                      \
                 if (prefetch) QGEMV_PREFETCH_LINE(&x[r][k]);   /* QGEMV_STREAM_AHEAD bytes on */ \
-                q[r] = tile_levels_##name(&x[r][k]);                                            \
-                uq[r] = signed_levels ? _mm256_sign_epi8(q[r], q[r]) : q[r];                    \
+                u[r] = tile_levels_##name(&x[r][k]);                                            \
                 dx[r] = scale_##name(&x[r][k]);                                                 \
                 mx[r] = min_of(&x[r][k]);                                                       \
             }                                                                                   \
@@ -363,7 +359,7 @@ QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int signed_levels, const int offse
                                             : _mm256_setzero_si256();                           \
                 const float sy = has_min ? qgemv_fp16_to_fp32(((const block_q8_1 *)&y[c][k])->s) : 0.0f; \
                 for (int r = 0; r < RB; r++) {                                                  \
-                    const __m256i p = tile_32_dot(signed_levels, offset, q[r], uq[r], av, corr); \
+                    const __m256i p = tile_32_dot(offset, u[r], av, corr);                      \
                     acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(dx[r] * dy), _mm256_cvtepi32_ps(p), acc[r][c]); \
                     if (has_min) summ[r][c] += mx[r] * sy;                                      \
                 }                                                                               \
@@ -557,31 +553,38 @@ static inline float tile_32_hsum_pair_row(__m256 acc_lo, __m256 acc_hi, int half
     }
 
 /* the formats without a pair kernel (q4_1 has it; q4_0, iq4_nl and mxfp4 are in q32_x8.h) */
-QGEMV_DEFINE_TILE_32(q5_0, q8_0, 0, 16, 0, qgemv_no_min)
-#if !defined(QGEMV_VNNI)
-QGEMV_DEFINE_TILE_32(q8_0, q8_0, 1, 0, 0, qgemv_no_min)
-#endif
-QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 0, 1, min_q5_1)
+QGEMV_DEFINE_TILE_32(q5_0, q8_0, 16, 0, qgemv_no_min)
+QGEMV_DEFINE_TILE_32(q5_1, q8_1, 0, 1, min_q5_1)
 QGEMV_DEFINE_TILE_32_PAIRS(q4_1, q8_1)
 
 QGEMV_DEFINE_TILE_32_SINGLE(q5_0, q8_0)
 QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
-#if defined(QGEMV_VNNI)
-/* q8_0's batch with VNNI: a row pair per register (row a's 16 bytes of a half block in the low
- * 128 bits, row b's in the high: q4_1's pair lanes, so tile_32_hsum_pair_row gives vec_dot's
- * bits), the levels lifted by 128 (u = q + 128) and vpdpbusd started from a set-up made once per
- * chunk of TILE_Q8_0_SIDE blocks for TILE_Q8_0_PAIRS row pairs,
+/* q8_0's batch: a row pair per register (row a's 16 bytes of a half block in the low 128 bits,
+ * row b's in the high: q4_1's pair lanes, so tile_32_hsum_pair_row gives vec_dot's bits) against
+ * a set-up of 4 columns made once per chunk of TILE_Q8_0_SIDE blocks for TILE_Q8_0_PAIRS row
+ * pairs; d_x d_y of the pair and the 4 columns is one product, each column's lane pair picked by
+ * a vpermilps (port 5).  With VNNI the levels are lifted by 128 (u = q + 128) and vpdpbusd
+ * starts from the set-up's
  *     start_i = 0x4B400000 - 128 sum_{j = 4i .. 4i + 3} a_j,
  * so that each int32 is the bits of the float 1.5 2^23 + sum q a (|sum q a| <= 4 128 127 < 2^22)
  * and one exact subtraction gives vec_dot's (float) sum, on the adders (Golden Cove: ports 1 and
- * 5) where vcvtdq2ps shares ports 0 and 1 with the fmas and vpdpbusd; d_x d_y of the pair and 4
- * columns is one product, each column's lane pair picked by a vpermilps (port 5).  A row and
- * column costs vpdpbusd, the subtraction, the fma and half a vpermilps, where tile_32 took the
- * sign trick's two instructions and vpdpbusd, a conversion, the fma and d_x d_y's product. */
+ * 5) where vcvtdq2ps shares ports 0 and 1 with the fmas and vpdpbusd.  A row and column costs
+ * vpdpbusd, the subtraction, the fma and half a vpermilps, where tile_32 took the sign trick's
+ * two instructions and vpdpbusd, a conversion, the fma and d_x d_y's product.  AVX2 takes
+ * vec_dot's sign trick: |q| once a block for the columns, each column's values with q's signs,
+ * maddubs, madd (the 8 int32 lanes) and the conversion, 5 instructions a half, where tile_32
+ * also took d_x d_y's scalar product and broadcast per row and column and d_y's widening per
+ * column and block.  Intel Xeon, QGEMV_ISA=avx2, 4096 x 4096, 2 threads, builds alternating:
+ * batch 32 7.37 -> 6.40 ms, batch 8 1.91 -> 1.69 (ggml 0.25.3 for AVX2: 6.66, 1.72).  Even with
+ * it: the roles swapped (|a| from the set-up, which kept all 8 accumulators in registers where
+ * this spills 2, but q with the signs of a wraps at a level of -128); 1.07x slower: the sums' magic
+ * bits added and subtracted in place of the conversion (off ports 0 and 1). */
 #define TILE_Q8_0_SIDE 64    /* blocks a chunk's set-up covers */
 #define TILE_Q8_0_PAIRS 16   /* row pairs that share it, their accumulators kept between chunks */
 typedef struct {
+#if defined(QGEMV_VNNI)
     __m256i start[4][TILE_Q8_0_SIDE][2];   /* column, block, values 0..15 / 16..31: both halves */
+#endif
     __m256 dy[TILE_Q8_0_SIDE];             /* d_y of columns 0..3, in each half */
 } tile_q8_0_columns;
 
@@ -589,11 +592,13 @@ typedef struct {
  * built in registers (through memory, as 4 floats, it stalled on store forwarding every block) */
 static inline void tile_q8_0_set_up(const block_q8_0 *const y[4], int64_t kn, tile_q8_0_columns *s) {
     for (int64_t k = 0; k < kn; k++) {
+#if defined(QGEMV_VNNI)
         for (int c = 0; c < 4; c++) {
             const __m256i st = q8_lane_starts_lifted_magic(y[c][k].qs);
             s->start[c][k][0] = _mm256_permute2x128_si256(st, st, 0x00);
             s->start[c][k][1] = _mm256_permute2x128_si256(st, st, 0x11);
         }
+#endif
         const __m128 d4 = _mm_setr_ps(scale_q8_0(&y[0][k]), scale_q8_0(&y[1][k]), scale_q8_0(&y[2][k]), scale_q8_0(&y[3][k]));
         s->dy[k] = _mm256_setr_m128(d4, d4);
     }
@@ -612,25 +617,34 @@ QGEMV_ALWAYS_INLINE __m256 tile_q8_0_column_scale(__m256 d8, const int c) {
 QGEMV_ALWAYS_INLINE void tile_q8_0_pair(int64_t kn, const block_q8_0 *x0, const block_q8_0 *x1,
                                         const block_q8_0 *const y[4], const tile_q8_0_columns *s,
                                         const int CB, const int prefetch, __m256 acc_[4][2]) {
-    const __m256i lift = _mm256_set1_epi8((char)0x80);
-    const __m256 magic = _mm256_set1_ps(Q8_MAGIC);
     __m256 acc[4][2];
     for (int c = 0; c < CB; c++) acc[c][0] = acc_[c][0], acc[c][1] = acc_[c][1];
     for (int64_t k = 0; k < kn; k++) {
         if (prefetch) { QGEMV_PREFETCH_LINE(&x0[k]); QGEMV_PREFETCH_LINE(&x1[k]); }
-        const __m256i ulo = _mm256_xor_si256(_mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs), lift);
-        const __m256i uhi = _mm256_xor_si256(_mm256_loadu2_m128i((const __m128i *)(x1[k].qs + 16),
-                                                                 (const __m128i *)(x0[k].qs + 16)), lift);
+        const __m256i qlo = _mm256_loadu2_m128i((const __m128i *)x1[k].qs, (const __m128i *)x0[k].qs);
+        const __m256i qhi = _mm256_loadu2_m128i((const __m128i *)(x1[k].qs + 16), (const __m128i *)(x0[k].qs + 16));
+#if defined(QGEMV_VNNI)
+        const __m256i lift = _mm256_set1_epi8((char)0x80);
+        const __m256i ulo = _mm256_xor_si256(qlo, lift), uhi = _mm256_xor_si256(qhi, lift);   /* q + 128 */
+#else
+        const __m256i ulo = _mm256_sign_epi8(qlo, qlo), uhi = _mm256_sign_epi8(qhi, qhi);     /* |q| */
+#endif
         const __m256 dx = _mm256_setr_m128(_mm_set1_ps(scale_q8_0(&x0[k])), _mm_set1_ps(scale_q8_0(&x1[k])));
         const __m256 d8 = _mm256_mul_ps(dx, s->dy[k]);
         for (int c = 0; c < CB; c++) {
             const __m256i alo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)y[c][k].qs));
             const __m256i ahi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y[c][k].qs + 16)));
-            const __m256i plo = qgemv_dpbusd_256(s->start[c][k][0], ulo, alo);
-            const __m256i phi = qgemv_dpbusd_256(s->start[c][k][1], uhi, ahi);
+#if defined(QGEMV_VNNI)
+            const __m256 magic = _mm256_set1_ps(Q8_MAGIC);
+            const __m256 flo = _mm256_sub_ps(_mm256_castsi256_ps(qgemv_dpbusd_256(s->start[c][k][0], ulo, alo)), magic);
+            const __m256 fhi = _mm256_sub_ps(_mm256_castsi256_ps(qgemv_dpbusd_256(s->start[c][k][1], uhi, ahi)), magic);
+#else
+            const __m256 flo = _mm256_cvtepi32_ps(qgemv_dot_u8s8_i32x8(ulo, _mm256_sign_epi8(alo, qlo)));
+            const __m256 fhi = _mm256_cvtepi32_ps(qgemv_dot_u8s8_i32x8(uhi, _mm256_sign_epi8(ahi, qhi)));
+#endif
             const __m256 d = tile_q8_0_column_scale(d8, c);
-            acc[c][0] = _mm256_fmadd_ps(d, _mm256_sub_ps(_mm256_castsi256_ps(plo), magic), acc[c][0]);
-            acc[c][1] = _mm256_fmadd_ps(d, _mm256_sub_ps(_mm256_castsi256_ps(phi), magic), acc[c][1]);
+            acc[c][0] = _mm256_fmadd_ps(d, flo, acc[c][0]);
+            acc[c][1] = _mm256_fmadd_ps(d, fhi, acc[c][1]);
         }
     }
     for (int c = 0; c < CB; c++) acc_[c][0] = acc[c][0], acc_[c][1] = acc[c][1];
@@ -669,9 +683,6 @@ static void vec_dot_tile_q8_0_q8_0(int64_t n, const void *restrict w, int64_t ro
         }
     }
 }
-#else
-QGEMV_DEFINE_TILE_32_SINGLE(q8_0, q8_0)
-#endif
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
 #define QGEMV_TILES_Q32(X) X(q4_1, q8_1) X(q5_0, q8_0) X(q5_1, q8_1) X(q8_0, q8_0)
