@@ -13,14 +13,18 @@
  * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
  * nbias; then acc = fma(t d0, d_y, acc).  That is vec_dot's arithmetic for these formats
  * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  The K-quants whose
- * levels fit too (q3_K, q5_K, q6_K: on AVX-VNNI, src/formats/kquants.h) take their vec_dot's
+ * levels fit too (on AVX-VNNI, and q3_K and q6_K on AVX2: src/formats/kquants.h) take their vec_dot's
  * step instead (QGEMV_PACKED_STEP), s_k their scales.  One weight dword, broadcast, meets 16
  * columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the per-row kernels (signs
- * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.  At the end:
+ * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.  Plain AVX2 runs the
+ * AVX-VNNI tile with vpdpbusd as maddubs, a madd by ones and an add (qgemv_dot_u8s8_acc,
+ * include/qgemv/simd.h; |pair| <= 2 127 127 < 2^15, no saturation): three instructions on 32
+ * products like its own tiles, but a block decoded once for all the columns where they decode it
+ * again for every 4 (the formats' tables say from how many columns it wins there).  At the end:
  * AVX-VNNI's tile of the 32-value formats llama.cpp repacks, over packed q8_0 columns.
  */
 
-#if defined(QGEMV_VNNI)
+#if defined(QGEMV_AVX2)
 
 /* columns 16 g .. 16 g + 15 of q8_K activations a (act_stride bytes apart; zeros past ncols)
  * -> the n / QK_K blocks block_q8_Kx16c at packed */
@@ -46,12 +50,14 @@ static void pack_columns_q8_K(int64_t n, const void *restrict a, int64_t act_str
 
 #define QGEMV_PACKED_NBYTES_q8_K sizeof(block_q8_Kx16c)
 
-/* the batch from which a format's packed tile beats its own tiles, on AVX-512 or on AVX-VNNI
- * (the formats' tables: iquants.h, grid_codes.h, iq1.h) */
+/* the batch from which a format's packed tile beats its own tiles, on AVX-512, AVX-VNNI or plain
+ * AVX2 (the formats' tables: iquants.h, grid_codes.h, iq1.h; 0 in a list a variant never reads) */
 #if defined(QGEMV_AVX512)
-#define QGEMV_PACKED_FROM(avx512, avxvnni) (avx512)
+#define QGEMV_PACKED_FROM(avx512, avxvnni, avx2) (avx512)
+#elif defined(QGEMV_VNNI)
+#define QGEMV_PACKED_FROM(avx512, avxvnni, avx2) (avxvnni)
 #else
-#define QGEMV_PACKED_FROM(avx512, avxvnni) (avxvnni)
+#define QGEMV_PACKED_FROM(avx512, avxvnni, avx2) (avx2)
 #endif
 
 /* a weight super-block as the packed tile reads it */
@@ -146,7 +152,7 @@ enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN
 QGEMV_DEFINE_PACKED_ROWS(16, _mm512, __m512i, __m512, QGEMV_LOAD_512, _mm512_load_ps, _mm512_dpbusd_epi32,
                          _mm512_dpwssd_epi32)
 #endif
-QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps, qgemv_dpbusd_256, qgemv_dpwssd_256)
+QGEMV_DEFINE_PACKED_ROWS(8, _mm256, __m256i, __m256, QGEMV_LOAD_256, _mm256_load_ps, qgemv_dot_u8s8_acc, qgemv_madd_acc)
 
 #if defined(QGEMV_AMX)
 /* On AMX (qgemv_amx_tiles), the groups of 16 columns take each super-block's t from tiles:
@@ -313,7 +319,7 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
         if (amx) packed_amx_release();                                                      \
     }
 
-#if !defined(QGEMV_AVX512)
+#if !defined(QGEMV_AVX512) && defined(QGEMV_VNNI)
 /* AVX-VNNI: the 4-bit 32-value formats llama.cpp repacks (q4_0, iq4_nl, mxfp4: src/formats/q32_x8.h)
  * from packed q8_0 columns.  Their arithmetic is per block,
  *     acc = fma((float) (sum_j u_j a_j - o sum_j a_j), d_x d_y, acc)   (u = q + o),
@@ -472,4 +478,4 @@ typedef struct {
         packed_x8_tile_##name(n, (const uint8_t *)panels, row_stride, nrows, 0, packed, ncols, out, out_stride); \
     }
 #endif /* !QGEMV_AVX512 */
-#endif /* QGEMV_VNNI */
+#endif /* QGEMV_AVX2 */

@@ -216,7 +216,8 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
     """Past 8 columns the IQ grid and iq1_s tiles decode a row's super-blocks once, 16 at a time
     (iq1_s: 4 rows of 4), for up to 32 columns (src/tiles.h); on AVX-512 the IQ grids take 8
     columns and more from packed columns, 8 rows by 8 super-blocks decoded for up to 64 columns
-    (src/packed_tile.h), on AVX-VNNI 6 and more, 4 rows at a time, 8 columns a vector.  5 and 19
+    (src/packed_tile.h), on AVX-VNNI 6 and more (plain AVX2: 8), 4 rows at a time, 8 columns a
+    vector.  5 and 19
     rows (passes of 4 or 8 rows and what is left, repeated rows filling a pass) of 37 super-blocks
     (full chunks and a partial one) against batches on both sides of 8, 16 and 64 (a vector with
     one column, groups past the first decode) still give every column vec_dot's bits."""
@@ -227,7 +228,8 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
 
 def test_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
-    is faster) run the packed VNNI tile on the AVX-512 and AVX-VNNI variants; so do
+    is faster) run the packed VNNI tile on the AVX-512 and AVX-VNNI variants (and on plain AVX2,
+    its vpdpbusd as maddubs, madd and add, where that is faster); so do
     test_panels_give_vec_dot_bits' batches of 8 and more over a prepared matrix's panels, iq1_s's
     and iq1_m's included.  The floats take none on AVX-512: their panels and their GGUF rows'
     tile meet every batch as it comes (src/formats/float_panels.h); on the AVX2 variants (avx2,
@@ -241,8 +243,11 @@ def test_variants_multiply_from_packed_columns_where_that_is_faster():
                "q2_K": (16, 0), "q3_K": (8, 0), "q4_K": (48, 0), "q5_K": (16, 0), "q6_K": (8, 0),
                # and the formats llama.cpp repacks, from their GGUF rows and from their panels
                "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16)}
-    avx2 = {"f16": (2, 0)}
-    avxvnni.update(avx2)
+    # plain AVX2 runs AVX-VNNI's packed tile with vpdpbusd as three instructions: it pays from 8
+    # for the grids and iq1_m, from 16 for q3_K and q6_K, never for iq1_s, q2_K, q4_K and q5_K
+    widened = {"f16": (2, 0)}
+    avx2 = {**{g: (8, 8) for g in grids}, "iq1_m": (8, 8), "q3_K": (16, 0), "q6_K": (16, 0), **widened}
+    avxvnni.update(widened)
     for isa in _kernels.COMPILED_ISAS:
         packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else avx2 if isa == "avx2" else {}
         assert {f.name: _kernels.packed_min_cols(isa, f.id) for f in MATMUL} == {

@@ -181,7 +181,7 @@ QGEMV_DEFINE_GRID_CODES(iq3_s, iq3_s_c, 1, 7, iq3_c_put)
  * one s).  Same process (set_repack off / on), 4096 x 4096, 2 threads, batch 8 / 16 / 32:
  * iq2_xxs 1.57 / 1.20 / 1.29x, iq2_xs 1.33 / 1.25 / 1.12x, iq2_s 1.48 / 1.32 / 1.16x, iq3_xxs
  * - / 1.54 / 1.32x, iq3_s - / 1.50 / 1.34x (iq1_m's trits, iq1.h: 1.19x at 16, 1.16x at 32). */
-#if defined(QGEMV_VNNI)
+#if defined(QGEMV_AVX2)
 QGEMV_DEFINE_DECODE_U8_BY_GRID(iq2_c, 0.125f)
 QGEMV_DEFINE_DECODE_U8_BY_GRID(iq3_xxs_c, 0.25f)
 QGEMV_DEFINE_DECODE_U8_BY_GRID(iq3_s_c, 1.0f)
@@ -192,7 +192,7 @@ QGEMV_DEFINE_PACKED_TILE_OVER(iq2_xs_codes, block_iq2_c, iq_decode_u8_iq2_c, 16)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq2_s_codes, block_iq2_c, iq_decode_u8_iq2_c, 16)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq3_xxs_codes, block_iq3_c, iq_decode_u8_iq3_xxs_c, 32)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq3_s_codes, block_iq3_c, iq_decode_u8_iq3_s_c, 32)
-#define QGEMV_PACKED_CODES_FROM QGEMV_PACKED_FROM(8, 6)
+#define QGEMV_PACKED_CODES_FROM QGEMV_PACKED_FROM(8, 6, 8)
 #define QGEMV_PACKED_PANEL_TILES_CODES(X) X(iq2_xxs, packed_tile_iq2_xxs_codes, QGEMV_PACKED_CODES_FROM) \
     X(iq2_xs, packed_tile_iq2_xs_codes, QGEMV_PACKED_CODES_FROM) X(iq2_s, packed_tile_iq2_s_codes, QGEMV_PACKED_CODES_FROM) \
     X(iq3_xxs, packed_tile_iq3_xxs_codes, QGEMV_PACKED_CODES_FROM) X(iq3_s, packed_tile_iq3_s_codes, QGEMV_PACKED_CODES_FROM)

@@ -385,7 +385,7 @@ QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 8)
 /* vec_dot_iq1_mt_q8_K and vec_dot_tile_iq1_mt_q8_K: the same over rows of trit blocks */
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_mt, q8_K, tile_iq1_mt, QK_K, 8)
 
-#if defined(QGEMV_VNNI)
+#if defined(QGEMV_AVX2)
 /* blocks as the packed VNNI tile reads them (src/packed_tile.h): u = 8 g + 8 delta + 64 (55 .. 73),
  * the scales 2 s + 1 per 16 values, d0 = d / 8; iq1_s's scale covers 32 values, iq1_m's 16 */
 static inline void iq1_decode_u8_iq1_s_of(const __m256i g[QK_K / 32], const uint16_t qh[QK_K / 32], qgemv_half d,
@@ -594,19 +594,28 @@ QGEMV_DEFINE_ROW_PANELS(iq1_s, block_iq1_st, trits_of_iq1_s, QGEMV_ROWS_TILE_Q8_
 QGEMV_DEFINE_ROW_PANELS(iq1_m, block_iq1_mt, trits_of_iq1_m, QGEMV_ROWS_TILE_Q8_K(iq1_mt))
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */
-#if defined(QGEMV_VNNI)
+#if defined(QGEMV_AVX2)
 /* (name, from how many columns, act): on AVX-512 from the GGUF rows iq1_m's packed tile waits for
  * 16 columns; on AVX-VNNI, whose own tiles run in 16 registers, it beats them from 6 (Intel Xeon
  * as AVX-VNNI, 4096 x 4096, 2 threads, batch 6 / 8: 1.24 -> 1.15 / 1.69 -> 1.17 ms; iq1_s
- * 0.89 -> 1.03 / 1.10 -> 1.02) */
-#define QGEMV_PACKED_TILES_IQ1(X) X(iq1_s, 8, q8_K) X(iq1_m, QGEMV_PACKED_FROM(16, 6), q8_K)
+ * 0.89 -> 1.03 / 1.10 -> 1.02).  On plain AVX2 (vpdpbusd as three instructions: packed_tile.h)
+ * iq1_m's from 8 (Intel Xeon, QGEMV_ISA=avx2, 4096 x 4096, 2 threads, builds alternating, its
+ * trit blocks' tile against the packed one, batch 6 / 8 / 16 / 32: 1.46 / 1.72 / 3.65 / 7.65 ->
+ * 1.52 / 1.51 / 2.65 / 5.17 ms); iq1_s's own tiles stay ahead there (batch 8 / 32: 1.26 / 4.63
+ * -> 2.21 / 5.20), so its packed tiles are the VNNI variants' alone */
+#if defined(QGEMV_VNNI)
+#define QGEMV_PACKED_IQ1_S(...) __VA_ARGS__
+#else
+#define QGEMV_PACKED_IQ1_S(...)
+#endif
+#define QGEMV_PACKED_TILES_IQ1(X) QGEMV_PACKED_IQ1_S(X(iq1_s, 8, q8_K)) X(iq1_m, QGEMV_PACKED_FROM(16, 6, 8), q8_K)
 /* (name, over its panels' rows, from how many columns): on AVX-512 the packed tile beats the trit
  * blocks' own tile from 8 columns on (C harness, 4096 x 4096, 1 thread, batch 6 / 7 / 8 / 12 /
  * 16: 1.04 / 1.21 / 1.20 / 1.41-1.49 / 1.80-1.87x).  On AVX-VNNI (as above) iq1_m's from 6
  * (1.09 -> 0.91 ms), iq1_s's from 12 (its own tile 0.84-0.85 ms at batch 8, the packed one's 16
  * lanes 1.33-1.63 from 9 to 16 columns, its own tile 1.36-1.76 at 12, 1.65-1.89 at 16) */
-#define QGEMV_PACKED_PANEL_TILES_IQ1(X) X(iq1_s, packed_tile_iq1_s_trits, QGEMV_PACKED_FROM(8, 12)) \
-    X(iq1_m, packed_tile_iq1_m_trits, QGEMV_PACKED_FROM(8, 6))
+#define QGEMV_PACKED_PANEL_TILES_IQ1(X) QGEMV_PACKED_IQ1_S(X(iq1_s, packed_tile_iq1_s_trits, QGEMV_PACKED_FROM(8, 12, 0))) \
+    X(iq1_m, packed_tile_iq1_m_trits, QGEMV_PACKED_FROM(8, 6, 8))
 #else
 #define QGEMV_PACKED_TILES_IQ1(X)
 #define QGEMV_PACKED_PANEL_TILES_IQ1(X)

@@ -388,7 +388,7 @@ QGEMV_ALWAYS_INLINE void iq_decoded_columns(const iq_decoded *dec, int64_t ib0, 
     }                                                                                      \
     QGEMV_DEFINE_VEC_DOT_AND_WIDE_TILE(name, tile_iq_##name, iq_decoded, iq_decode_##name, iq_decoded_columns, 1)
 
-#if defined(QGEMV_VNNI)
+#if defined(QGEMV_AVX2)
 /* scales16_<name>'s 16 scales (first halves in lane 0, second halves in lane 1) -> s[2 k + h] */
 static inline void iq_store_scales_i32(__m256i scales16, int32_t s[QK_K / 16]) {
     const __m128i first = _mm256_castsi256_si128(scales16), second = _mm256_extracti128_si256(scales16, 1);
@@ -458,7 +458,7 @@ static inline __m512i grid64_iq3_s(const block_iq3_s *b, int p, const uint16_t *
         dec->d0 = qgemv_fp16_to_fp32(b->d) * (factor);                                     \
     }                                                                                      \
     QGEMV_DEFINE_PACKED_TILE(name, iq_decode_u8_##name, sub)
-#elif defined(QGEMV_VNNI)
+#elif defined(QGEMV_AVX2)
 #define QGEMV_DEFINE_PACKED_TILE_IQ(name, factor, sub)                                     \
     QGEMV_DEFINE_DECODE_U8_BY_GRID(name, factor)                                           \
     QGEMV_DEFINE_PACKED_TILE(name, iq_decode_u8_##name, sub)
@@ -541,7 +541,7 @@ QGEMV_DEFINE_PACKED_TILE_IQ(iq3_s, 1.0f, 32)
 #else
 #define QGEMV_TILES_IQUANTS(X)   /* portable: the generic tiles (src/tiles.h) */
 #endif
-#if defined(QGEMV_VNNI)
+#if defined(QGEMV_AVX2)
 /* (name, from how many columns, the activations packed); below, the GGUF rows' tiles or the
  * code blocks' (grid_codes.h).  On AVX-512 the packed tile over the code blocks beats the code
  * blocks' own tiles from 8 columns on (C harness, 4096 x 4096, 1 thread, batch 8: iq3_xxs
@@ -549,8 +549,8 @@ QGEMV_DEFINE_PACKED_TILE_IQ(iq3_s, 1.0f, 32)
  * than the packed one over the GGUF rows.  AVX-VNNI's tiles, in 16 registers, lose from 6 on
  * (Intel Xeon as AVX-VNNI, 4096 x 4096, 2 threads, batch 6: the code blocks' 0.94-1.19 ms, packed
  * 0.84-0.98; the GGUF rows' 1.24-1.28, packed 1.01-1.17; batch 5 0.73-0.97 against 0.80-0.94) */
-#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, QGEMV_PACKED_FROM(8, 6), q8_K) X(iq2_xs, QGEMV_PACKED_FROM(8, 6), q8_K) \
-    X(iq2_s, QGEMV_PACKED_FROM(8, 6), q8_K) X(iq3_xxs, QGEMV_PACKED_FROM(8, 6), q8_K) X(iq3_s, QGEMV_PACKED_FROM(8, 6), q8_K)
+#define QGEMV_PACKED_TILES_IQUANTS(X) X(iq2_xxs, QGEMV_PACKED_FROM(8, 6, 8), q8_K) X(iq2_xs, QGEMV_PACKED_FROM(8, 6, 8), q8_K) \
+    X(iq2_s, QGEMV_PACKED_FROM(8, 6, 8), q8_K) X(iq3_xxs, QGEMV_PACKED_FROM(8, 6, 8), q8_K) X(iq3_s, QGEMV_PACKED_FROM(8, 6, 8), q8_K)
 #else
 #define QGEMV_PACKED_TILES_IQUANTS(X)
 #endif
