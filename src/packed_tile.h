@@ -1,6 +1,6 @@
 /* src/packed_tile.h: batches of 8 columns and more (the table's packed_min_cols per type), the
- * columns in the lanes of VNNI vectors (AVX-512: 16 columns a 512-bit vector; AVX-VNNI: 8 a
- * 256-bit one), for the formats whose levels are at most 63 in magnitude (the IQ grids, and
+ * columns in the lanes of VNNI vectors (AVX-512: 16 columns a 512-bit vector; AVX-VNNI and plain
+ * AVX2: 8 a 256-bit one), for the formats whose levels are at most 63 in magnitude (the IQ grids, and
  * iq1_s and iq1_m with their levels times 8).
  *
  * The driver (qgemv/_kernels.pyx: _matmul_packed) packs the batch once for every thread

@@ -386,8 +386,10 @@ QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_m, q8_K, tile_iq1_m, QK_K, 8)
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq1_mt, q8_K, tile_iq1_mt, QK_K, 8)
 
 #if defined(QGEMV_AVX2)
-/* blocks as the packed VNNI tile reads them (src/packed_tile.h): u = 8 g + 8 delta + 64 (55 .. 73),
- * the scales 2 s + 1 per 16 values, d0 = d / 8; iq1_s's scale covers 32 values, iq1_m's 16 */
+/* blocks as the packed tile reads them (src/packed_tile.h): u = 8 g + 8 delta + 64 (55 .. 73),
+ * the scales 2 s + 1 per 16 values, d0 = d / 8; iq1_s's scale covers 32 values, iq1_m's 16.
+ * iq1_s's only where VNNI is (plain AVX2 keeps its own tiles: the table below) */
+#if defined(QGEMV_VNNI)
 static inline void iq1_decode_u8_iq1_s_of(const __m256i g[QK_K / 32], const uint16_t qh[QK_K / 32], qgemv_half d,
                                           qgemv_decoded_u8 *dec) {
     for (int ib = 0; ib < QK_K / 32; ib++) {
@@ -407,6 +409,9 @@ static void iq1_decode_u8_iq1_st(const block_iq1_st *b, qgemv_decoded_u8 *dec) {
     grid_values_iq1_st(b, g);
     iq1_decode_u8_iq1_s_of(g, b->qh, b->d, dec);
 }
+QGEMV_DEFINE_PACKED_TILE(iq1_s, iq1_decode_u8_iq1_s, 32)
+QGEMV_DEFINE_PACKED_TILE_OVER(iq1_s_trits, block_iq1_st, iq1_decode_u8_iq1_st, 32)
+#endif
 /* iq1_m from its u = 8 g + 8 delta + 9 (a GGUF block's or a trit block's) and its scale words */
 static inline void iq1_decode_u8_iq1_m_levels(const __m256i u[QK_K / 32], const uint8_t scales[QK_K / 32],
                                               qgemv_decoded_u8 *dec) {
@@ -431,10 +436,8 @@ static void iq1_decode_u8_iq1_mt(const block_iq1_mt *b, qgemv_decoded_u8 *dec) {
     levels_iq1_mt(b, u);
     iq1_decode_u8_iq1_m_levels(u, b->scales, dec);
 }
-QGEMV_DEFINE_PACKED_TILE(iq1_s, iq1_decode_u8_iq1_s, 32)
 QGEMV_DEFINE_PACKED_TILE(iq1_m, iq1_decode_u8_iq1_m, 16)
 QGEMV_DEFINE_PACKED_TILE_OVER(iq1_m_trits, block_iq1_mt, iq1_decode_u8_iq1_mt, 16)
-QGEMV_DEFINE_PACKED_TILE_OVER(iq1_s_trits, block_iq1_st, iq1_decode_u8_iq1_st, 32)
 #endif
 
 /* a GGUF block -> its trit block: t = u >> 3 (u = 8 t + e, e <= 2) packed as tq2_0's fields

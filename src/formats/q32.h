@@ -575,10 +575,10 @@ QGEMV_DEFINE_TILE_32_SINGLE(q5_1, q8_1)
  * maddubs, madd (the 8 int32 lanes) and the conversion, 5 instructions a half, where tile_32
  * also took d_x d_y's scalar product and broadcast per row and column and d_y's widening per
  * column and block.  Intel Xeon, QGEMV_ISA=avx2, 4096 x 4096, 2 threads, builds alternating:
- * batch 32 7.37 -> 6.40 ms, batch 8 1.91 -> 1.69 (ggml 0.25.3 for AVX2: 6.66, 1.72).  Even with
- * it: the roles swapped (|a| from the set-up, which kept all 8 accumulators in registers where
- * this spills 2, but q with the signs of a wraps at a level of -128); 1.07x slower: the sums' magic
- * bits added and subtracted in place of the conversion (off ports 0 and 1). */
+ * batch 32 7.37 -> 6.40 ms, batch 8 1.91 -> 1.69 (ggml 0.25.3 for AVX2: 6.66, 1.72).  Not kept:
+ * the roles swapped, |a| from the set-up (all 8 accumulators then stay in registers, where this
+ * spills 2): even, and q with the signs of a wraps at a level of -128; the sums' magic bits
+ * added and subtracted in place of the conversion (off ports 0 and 1): 1.07x slower. */
 #define TILE_Q8_0_SIDE 64    /* blocks a chunk's set-up covers */
 #define TILE_Q8_0_PAIRS 16   /* row pairs that share it, their accumulators kept between chunks */
 typedef struct {
