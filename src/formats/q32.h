@@ -318,8 +318,6 @@ static inline __m256i tile_levels_q5_1(const block_q5_1 *b) {
     return _mm256_or_si256(qgemv_nibbles_32(b->qs), hi);
 }
 
-/* only the formats with a minimum read these */
-
 /* dot(q, a) of one block pair as 8 int32 partial sums, from the levels u = q + o;
  * corr = dot(o, a) */
 QGEMV_ALWAYS_INLINE __m256i tile_32_dot(const int offset, __m256i u, __m256i av, __m256i corr) {
