@@ -279,7 +279,8 @@ def test_repacked_formats_batches_from_packed_columns_are_vec_dot_bits(fmt, batc
 def test_iq4_xs_at_its_largest_terms_is_vec_dot_bits(batch, rows, isa):
     """Every scale -32, every level -127, activations +-127 (32 127 127 a product): iq4_xs's
     panels where the variant has them (VNNI: levels + 128 through vpdpbusd, each sub-block's
-    chain from -128 bsum, src/formats/superblocks_x16.h; 35 rows: two panels and 3 GGUF rows) and
+    chain from -128 bsum; plain AVX2: |q| against a with q's sign through maddubs,
+    src/formats/superblocks_x16.h; 35 rows: two panels and 3 GGUF rows) and
     its GGUF rows' tile still give vec_dot's bits, on one thread and two."""
     fmt = _formats.BY_NAME["iq4_xs"]
     m, x, xq = _setup(fmt, rows, batch, seed=batch * 7 + rows, cols=3 * fmt.block_size)

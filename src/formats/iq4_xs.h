@@ -69,27 +69,23 @@ static inline __m256i levels_iq4_xs(const uint8_t qs[16], __m256i table) {
 }
 
 /* one row against CB <= 8 columns: per super-block and column
- *     sum_ib (ls_ib - 32) sum_j kvalues[q_j] a_j     (exact int32 lanes), then one fma by d_x d_y,
+ *     sum_ib (ls_ib - 32) sum_j kvalues[q_j] a_j     (exact int32 lanes, then their exact total),
+ * then one scalar fma by d_x d_y,
  * each sub-block's levels looked up in value order (as the q8_K values lie) with their
  * magnitudes and scale once for all the columns; per column a sub-block costs sign, maddubs,
  * madd, add.  vec_dot is the CB = 1 case, so a batch gives vec_dot's bits.  Per sub-block pair
  * the decode takes 4 shuffle-port ops (2 lookups, 2 scale broadcasts), as the former vec_dot's
  * 5 (2 lookups, 2 activation permutes, 1 scale): GEMV as fast (C harness, 4096 x 4096, 1 thread,
  * 0.78-0.82 ms either way), batch 8 6.7 -> 4.4 ms, batch 32 26.8 -> 17.2 ms; putting the
- * levels in value order by 2 permutes after the lookups cost GEMV 10%.  Where VNNI is (the
- * avxvnni and AVX-512 variants) each super-block's lanes are added up exactly and take one
- * scalar fma instead, the arithmetic of the 16-row panels (superblocks_x16.h) that serve those
- * variants' products; the avx2 variant keeps ggml's AVX2 arithmetic, 8 float lanes */
+ * levels in value order by 2 permutes after the lookups cost GEMV 10%.  The one fma a super-block
+ * is the arithmetic of the 16-row panels (superblocks_x16.h) that serve every x86 variant's
+ * products of prepared matrices (ggml's AVX2 code keeps 8 float lanes instead), so the GGUF rows
+ * and the panels give the same bits */
 QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const uint8_t *a, int64_t act_stride,
                                      const int CB, float *out) {
     const block_q8_K *y[QGEMV_TILE_COLS_MAX];
     qgemv_tile_columns_q8_K(a, act_stride, CB, y);
-#if defined(QGEMV_VNNI)
     float sums[QGEMV_TILE_COLS_MAX] = {0};
-#else
-    __m256 acc[QGEMV_TILE_COLS_MAX];
-    for (int c = 0; c < CB; c++) acc[c] = _mm256_setzero_ps();
-#endif
     const __m128i kv = _mm_loadu_si128((const __m128i *)kvalues_iq4nl);
     const __m256i table = _mm256_set_m128i(kv, kv);
     for (int64_t i = 0; i < nb; i++) {
@@ -109,18 +105,9 @@ QGEMV_ALWAYS_INLINE void tile_iq4_xs(int64_t nb, const block_iq4_xs *x, const ui
             }
         }
         const float dx = qgemv_fp16_to_fp32(x[i].d);
-        for (int c = 0; c < CB; c++)
-#if defined(QGEMV_VNNI)
-            sums[c] = qgemv_fma_total_i32x8(dx * y[c][i].d, sum[c], sums[c]);
-#else
-            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * y[c][i].d), _mm256_cvtepi32_ps(sum[c]), acc[c]);
-#endif
+        for (int c = 0; c < CB; c++) sums[c] = qgemv_fma_total_i32x8(dx * y[c][i].d, sum[c], sums[c]);
     }
-#if defined(QGEMV_VNNI)
     for (int c = 0; c < CB; c++) out[c] = sums[c];
-#else
-    for (int c = 0; c < CB; c++) out[c] = qgemv_hsum_f32x8(acc[c]);
-#endif
 }
 QGEMV_DEFINE_VEC_DOT_AND_TILE_BY_KERNEL(iq4_xs, q8_K, tile_iq4_xs, QK_K, 8)
 #define QGEMV_TILES_IQ4_XS(X) X(iq4_xs, q8_K)

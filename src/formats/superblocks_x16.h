@@ -23,8 +23,8 @@
  *                   tq2_0's fields), then madd with the scales (tq2_0: ones); with AVX-VNNI
  *                   their batches and q4_K's and q5_K's single column sum by vpdpbusd
  *                   (X16_DPBUSD_SUMS, X16_K45_DPBUSD), and iq4_xs runs as on AVX-512, 8 rows
- *                   per vector (its levels + 128 overflow maddubs' int16 pairs, so the avx2
- *                   variant reads its GGUF rows);
+ *                   per vector; without VNNI (its levels + 128 would overflow maddubs' int16
+ *                   pairs) iq4_xs takes maddubs(|q|, a with q's sign), madd by the scales;
  *   portable        none: the formats' GGUF rows (panel_tile_<name> NULL, below).
  * The decode of a super-block (nibbles, scales) is shared by 16 rows and the columns of a pass,
  * and no horizontal sums are left, where a row-by-row product needs one per super-block.
@@ -1034,8 +1034,7 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
  * 16 2.22-2.30 -> 1.44-1.50, 32 3.84-4.26 -> 2.73-2.90.  A super-block kernel, as AVX-512's,
  * so that a single column reads two panels at a time (QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK's
  * pairs): out of cache 2 threads 1.07-1.19 -> 1.04-1.14 ms (1 thread 2.17-2.31 -> 2.15-2.20), in
- * cache even.  Without VNNI the levels + 128 overflow maddubs' int16 pairs, so the avx2 variant
- * reads iq4_xs's GGUF rows */
+ * cache even */
 QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
                                                int64_t ib, const int CB, const int hints, x16_acc acc) {
     (void)dec;
@@ -1068,6 +1067,53 @@ QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const v
                                 _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
                 _mm256_set1_epi32(32));   /* ls - 32 */
             for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_mullo_epi32(t[j], sc));
+        }
+        x16_fold_256(acc[half], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half))), y, ib, isum, CB);
+    }
+}
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(iq4_xs)
+#else
+/* iq4_xs on 8 rows per vector without VNNI (the avx2 variant): the signed levels q =
+ * kvalues_iq4nl[nibble] and their magnitudes |q| by two vpshufb, and per column maddubs(|q|, a
+ * with q's sign) = the products in exact int16 pairs (|q|, |a| <= 127: 2 127 127 < 2^15), each
+ * pair times the row's ls - 32 by madd into the super-block's int32 sum: the same isum as the
+ * VNNI pass's, so the same bits, with no offset to take back.  Against the GGUF rows' tile (one
+ * row, 8 columns), Intel Xeon, QGEMV_ISA=avx2, builds alternating, 4096 x 4096: 1 thread 0.67
+ * -> 0.57 ms; 2 threads batch 8 1.65 -> 1.27, batch 32 6.63 -> 4.90; out of cache (14336 x
+ * 4096) 2 threads 1.52 -> 1.39 */
+QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
+                                               int64_t ib, const int CB, const int hints, x16_acc acc) {
+    (void)dec;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
+    const __m128i kv = _mm_loadu_si128((const __m128i *)kvalues_iq4nl);
+    const __m256i table = _mm256_broadcastsi128_si256(kv), mag_table = _mm256_broadcastsi128_si256(_mm_abs_epi8(kv));
+    /* each int32 lane's low int16 twice: the row's scale as madd's pair (sc, sc) */
+    const __m256i pair = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,
+                                          0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+    for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+        const __m256i sl = _mm256_loadu_si256((const __m256i *)(b->scales_l + 32 * half));
+        const __m256i sh = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(b->scales_h + 8 * half)));
+        __m256i isum[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) isum[j] = _mm256_setzero_si256();
+        for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
+            const __m256i sc = _mm256_shuffle_epi8(_mm256_sub_epi32(
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f)),
+                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
+                _mm256_set1_epi32(32)), pair);   /* (ls - 32) twice */
+            for (int k = 0; k < 4; k++) {
+                if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (4 * s + k), CB);
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (4 * s + k) + 32 * half));
+                const __m256i n0 = _mm256_and_si256(v, low4), n1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);
+                const __m256i q0 = _mm256_shuffle_epi8(table, n0), q1 = _mm256_shuffle_epi8(table, n1);
+                const __m256i u0 = _mm256_shuffle_epi8(mag_table, n0), u1 = _mm256_shuffle_epi8(mag_table, n1);
+                for (int j = 0; j < CB; j++) {
+                    const uint8_t *x = (const uint8_t *)y[j][ib].qs + 32 * s + 4 * k;
+                    const __m256i p0 = _mm256_sign_epi8(_mm256_set1_epi32((int)qgemv_k_word(x)), q0);
+                    const __m256i p1 = _mm256_sign_epi8(_mm256_set1_epi32((int)qgemv_k_word(x + 16)), q1);
+                    isum[j] = qgemv_madd_acc(qgemv_madd_acc(isum[j], _mm256_maddubs_epi16(u0, p0), sc),
+                                             _mm256_maddubs_epi16(u1, p1), sc);
+                }
+            }
         }
         x16_fold_256(acc[half], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half))), y, ib, isum, CB);
     }
@@ -1687,8 +1733,7 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * rows):
  *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
  *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
- *             faster and even), and iq4_xs without AVX-VNNI, whose levels + 128 overflow
- *             maddubs' int16 pairs;
+ *             faster and even);
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 /* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
  * wants the hints (an Intel Xeon: the figures at x16_single_column_pairs) and one at a time
@@ -1727,11 +1772,7 @@ QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
-#if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
-#else
-#define panel_tile_iq4_xs NULL
-#endif
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
 #define panel_tile_q6_K NULL
 #else
