@@ -13,7 +13,7 @@
  * exactly: vpdpbusd adds 4 products u8 x s8 per lane to a chain that starts at the packed
  * nbias; then acc = fma(t d0, d_y, acc).  That is vec_dot's arithmetic for these formats
  * (src/formats/iquants.h), so every (row, column) gets vec_dot's bits.  The K-quants whose
- * levels fit too (on AVX-VNNI, and q3_K and q6_K on AVX2: src/formats/kquants.h) take their vec_dot's
+ * levels fit too (on AVX-VNNI, and q3_K on AVX2: src/formats/kquants.h) take their vec_dot's
  * step instead (QGEMV_PACKED_STEP), s_k their scales.  One weight dword, broadcast, meets 16
  * columns (8 on AVX-VNNI) per instruction: 64 (32) products, where the per-row kernels (signs
  * onto the activations, maddubs, vpdpwssd) spend three instructions on 32.  Plain AVX2 runs the

@@ -737,7 +737,7 @@ static void dequant_row_q6_K(const void *restrict src, float *restrict dst, int6
 }
 
 #if defined(QGEMV_AVX2) && !defined(QGEMV_AVX512)
-/* q3_K's and q6_K's super-blocks as the packed tile reads them on AVX-VNNI and AVX2 (src/packed_tile.h:
+/* q3_K's and q6_K's super-blocks as the packed tile reads them (src/packed_tile.h; q6_K's on AVX-VNNI only:
  * their levels fit its bytes u = q + 64, [60, 67] and [32, 95]): their 16 scales as int32, d0 = d,
  * and the K-quants' step acc = fma((float) t, d_y d, acc) on the same exact t = sum_s sc_s sum q p:
  * vec_dot's bits (q2_K's, q4_K's and q5_K's below, with their minimums).  One weight dword meets
@@ -759,6 +759,7 @@ static void k_decode_u8_q3_K(const block_q3_K *b, qgemv_decoded_u8 *dec) {
     k_store_scales_i32(qgemv_k3_scales(b->scales), dec->s);
     dec->d0 = qgemv_k_half(b->d);
 }
+#if defined(QGEMV_VNNI)
 static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
     for (int h = 0; h < 2; h++) {
         __m256i u[4];
@@ -769,7 +770,6 @@ static void k_decode_u8_q6_K(const block_q6_K *b, qgemv_decoded_u8 *dec) {
     k_store_scales_i32(_mm_loadu_si128((const __m128i *)b->scales), dec->s);
     dec->d0 = qgemv_k_half(b->d);
 }
-#if defined(QGEMV_VNNI)
 /* q2_K, q4_K and q5_K (AVX-VNNI): u = q + 64 ([64, 79], [64, 95]; q2_K: s q, below), their scales (q4_K's and
  * q5_K's each twice, per 16 values), and their minimums for the K-quants' second fma as int16 pairs
  * against the packed columns' bsum pairs (a 32-value sub-block's m twice).  Their own panel
@@ -829,18 +829,19 @@ QGEMV_DEFINE_K_DECODE_U8_K4(q5_K, 1)
 QGEMV_DEFINE_PACKED_TILE_STEP(q2_K, block_q2_K, k_decode_u8_q2_K, 16, QGEMV_PACKED_STEP_KMIN_SCALED)
 QGEMV_DEFINE_PACKED_TILE_STEP(q4_K, block_q4_K, k_decode_u8_q4_K, 32, QGEMV_PACKED_STEP_KMIN)
 QGEMV_DEFINE_PACKED_TILE_STEP(q5_K, block_q5_K, k_decode_u8_q5_K, 32, QGEMV_PACKED_STEP_KMIN)
+QGEMV_DEFINE_PACKED_TILE_STEP(q6_K, block_q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
 /* (name, from how many columns, act) */
 #define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 16, q8_K) X(q3_K, 8, q8_K) X(q4_K, 48, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
 #else
-/* plain AVX2, whose vpdpbusd is maddubs, madd and an add (packed_tile.h): q3_K and q6_K from 16
- * columns, where their own batch tiles decode a block again for every 4 columns (Intel Xeon,
- * QGEMV_ISA=avx2, 4096 x 4096, 2 threads, builds alternating, batch 8 / 16 / 32: q3_K 1.54 /
- * 3.55 / 6.96 -> 1.52 / 2.80 / 5.15 ms, q6_K 1.49 / 3.27 / 6.52 -> 1.63 / 2.82 / 4.99); q2_K's,
- * q4_K's and q5_K's panel passes stay ahead (q5_K batch 32 1.4x slower packed) */
-#define QGEMV_PACKED_TILES_KQUANTS(X) X(q3_K, 16, q8_K) X(q6_K, 16, q8_K)
+/* plain AVX2, whose vpdpbusd is maddubs, madd and an add (packed_tile.h): q3_K from 16 columns,
+ * where its own batch tile decodes a block again for every 4 columns (Intel Xeon,
+ * QGEMV_ISA=avx2, 4096 x 4096, 2 threads, builds alternating, batch 8 / 16 / 32: 1.54 / 3.55 /
+ * 6.96 -> 1.52 / 2.80 / 5.15 ms); q2_K's, q4_K's, q5_K's and q6_K's panel passes stay ahead
+ * (q5_K batch 32 1.4x slower packed; q6_K batch 16 / 32 / 64 2.44 / 5.08 / 9.71 ms on its panels,
+ * 2.95 / 5.61 / 11.15 packed) */
+#define QGEMV_PACKED_TILES_KQUANTS(X) X(q3_K, 16, q8_K)
 #endif
 QGEMV_DEFINE_PACKED_TILE_STEP(q3_K, block_q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
-QGEMV_DEFINE_PACKED_TILE_STEP(q6_K, block_q6_K, k_decode_u8_q6_K, 16, QGEMV_PACKED_STEP_K)
 #endif
 
 /* the specialised tiles of this family (src/kernels.c puts them in the table) */

@@ -17,11 +17,11 @@
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld; q3_K's
  *                   two sub-blocks at a time as int16 pairs through vpdpwssd), the minimums as
  *                   int16 pairs through vpdpwssd against the column's bsums;
- *   AVX2            q2_K, q4_K, q5_K and tq2_0 on 8 rows per vector, maddubs pairs summed in
- *                   int16 while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups
- *                   at a time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks, 8 for
- *                   tq2_0's fields), then madd with the scales (tq2_0: ones); with AVX-VNNI
- *                   their batches and q4_K's and q5_K's single column sum by vpdpbusd
+ *   AVX2            q2_K, q4_K, q5_K, q6_K and tq2_0 on 8 rows per vector, maddubs pairs summed
+ *                   in int16 while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups
+ *                   at a time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks, 2 for q6_K's
+ *                   6-bit ones, 8 for tq2_0's fields), then madd with the scales (tq2_0: ones);
+ *                   with AVX-VNNI their batches and q4_K's and q5_K's single column sum by vpdpbusd
  *                   (X16_DPBUSD_SUMS, X16_K45_DPBUSD), and iq4_xs runs as on AVX-512, 8 rows
  *                   per vector; without VNNI (its levels + 128 would overflow maddubs' int16
  *                   pairs) iq4_xs takes maddubs(|q|, a with q's sign), madd by the scales;
@@ -1023,6 +1023,80 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     }
     x16_store_256(acc, CB, out, out_stride);
 }
+/* q6_K on 8 rows per vector: levels u = q + 32 in [0, 63] (x16_levels_q6_K's bits), two groups'
+ * maddubs pairs summed in int16 (2 2 63 127 < 2^15), then madd by the rows' (sc, sc) into the
+ * super-block's int32 sum; the offset, -32 sum_s sc_s bsum_s, by madd of the rows' scale pairs
+ * against the column's 16-value bsum pairs.  The same exact isum as the AVX-512 pass's, so the
+ * same bits.  Against the GGUF rows' tile, Intel Xeon, builds alternating, 4096 x 4096: avx2 1
+ * thread 0.69 -> 0.61 ms; 2 threads batch 2 0.52 -> 0.44, 4 0.75 -> 0.61, 8 1.46 -> 1.18, 12
+ * 2.52 -> 1.76 (from 16 the packed tile, on the GGUF rows); out of cache (14336 x 4096) 2 / 1
+ * threads 1.88 -> 1.95 / 3.77 -> 3.69; avxvnni alike (1 thread 0.67 -> 0.61, batch 4 0.69 ->
+ * 0.57, out of cache 2 threads 1.86 -> 1.94).  A single column one panel at a time: two at once
+ * ran 1.02x / 1.06x slower in and out of cache */
+QGEMV_ALWAYS_INLINE void x16_levels8_q6_K(const block_q6_Kx16 *b, const int h, const int k, const int half,
+                                          __m256i *u0, __m256i *u1) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+    const __m256i l = _mm256_loadu_si256((const __m256i *)(x16_ql_q6_K(b, 16 * h + k) + 32 * half));
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x16_qh_q6_K(b, h, k % 8) + 32 * half));
+    *u0 = _mm256_or_si256(_mm256_and_si256(l, low4), _mm256_and_si256(_mm256_slli_epi32(q, k < 8 ? 4 : 2), bits45));
+    *u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(l, 4), low4),
+                          _mm256_and_si256(k < 8 ? q : _mm256_srli_epi32(q, 2), bits45));
+}
+/* 8 rows' int8 scales a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane */
+static inline __m256i x16_pairs8_i8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)); }
+QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const void *dec, const block_q8_K *const *y,
+                                             int64_t ib, const int CB, const int hints, x16_acc acc) {
+    (void)dec;
+    for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+        const int8_t *sc = b->scales + 8 * half;   /* sub-block s of row r: sc[16 s + r] */
+        /* the columns' pointers made opaque to each half: else GCC hoists every broadcast of the
+         * activations out of the halves' loop into 64 stack slots (1 thread 0.69 -> 0.73 ms
+         * instead of 0.61) */
+        const block_q8_K *yh[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) {
+            yh[j] = y[j];
+            __asm__("" : "+r"(yh[j]));
+        }
+        __m256i isum[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) {   /* -32 sum_s sc_s bsum_s */
+            __m256i corr = _mm256_setzero_si256();
+            for (int i = 0; i < 8; i++)
+                corr = qgemv_madd_acc(corr, x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16)),
+                                      _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
+            isum[j] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        }
+        /* unrolled, so that each group's shifts are constants */
+        _Pragma("GCC unroll 2")
+        for (int h = 0; h < 2; h++)
+            _Pragma("GCC unroll 4")
+            for (int s = 0; s < 4; s++) {   /* sub-blocks 8 h + s (low nibbles) and 8 h + 4 + s (high) */
+                const __m128i sc0 = x16_load8(sc + 16 * (8 * h + s)), sc1 = x16_load8(sc + 16 * (8 * h + 4 + s));
+                const __m256i s0 = x16_pairs8_i8(sc0, sc0), s1 = x16_pairs8_i8(sc1, sc1);
+                _Pragma("GCC unroll 2")
+                for (int kk = 0; kk < 4; kk += 2) {
+                    const int k = 4 * s + kk;
+                    __m256i u0a, u1a, u0b, u1b;
+                    if (half == 0)
+                        for (int e = 0; e < 2; e++) {
+                            QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_ql_q6_K(b, 16 * h + k + e), CB);
+                            if (k + e < 8) QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_qh_q6_K(b, h, k + e), CB);
+                        }
+                    x16_levels8_q6_K(b, h, k, half, &u0a, &u1a);
+                    x16_levels8_q6_K(b, h, k + 1, half, &u0b, &u1b);
+                    for (int j = 0; j < CB; j++) {
+                        const uint8_t *x = (const uint8_t *)yh[j][ib].qs + 128 * h + 4 * k;
+                        const __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(u0a, _mm256_set1_epi32((int)qgemv_k_word(x))),
+                                                            _mm256_maddubs_epi16(u0b, _mm256_set1_epi32((int)qgemv_k_word(x + 4))));
+                        const __m256i t1 = _mm256_add_epi16(_mm256_maddubs_epi16(u1a, _mm256_set1_epi32((int)qgemv_k_word(x + 64))),
+                                                            _mm256_maddubs_epi16(u1b, _mm256_set1_epi32((int)qgemv_k_word(x + 68))));
+                        isum[j] = qgemv_madd_acc(qgemv_madd_acc(isum[j], t0, s0), t1, s1);
+                    }
+                }
+            }
+        x16_fold_256(acc[half], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half))), y, ib, isum, CB);
+    }
+}
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q6_K)
 #if defined(QGEMV_VNNI)
 /* iq4_xs on 8 rows per vector, the AVX-512 pass's arithmetic (levels + 128 by vpshufb, each
  * 32-value sub-block's vpdpbusd chain from -128 bsum_s, times the rows' ls - 32 by vpmulld, one
@@ -1731,9 +1805,8 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
 /* the formats whose panels this variant does not use: their panel_tile is NULL, which
  * _kernels.panel_rows reports as 0 (_check_panel_rows refuses them, QMatrix reads their GGUF
  * rows):
- *   AVX2      q3_K and q6_K, whose 8-row passes ran the GEMV slower than their row tiles
- *             (4096 x 4096, 1 thread: q3_K 0.61 -> 0.77 ms, q6_K 0.49 -> 0.63; batch 8 1.3x
- *             faster and even);
+ *   AVX2      q3_K, whose 8-row pass ran the GEMV slower than its row tile (4096 x 4096, 1
+ *             thread: 0.61 -> 0.77 ms; batch 8 1.3x faster), as q6_K's first one did;
  *   portable  all: rebuilding each row from its panel costs what the panels save. */
 /* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
  * wants the hints (an Intel Xeon: the figures at x16_single_column_pairs) and one at a time
@@ -1773,8 +1846,8 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hint
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 #define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
-#define panel_tile_q6_K NULL
 #else
 #define panel_tile_q2_K NULL
 #define panel_tile_q3_K NULL
