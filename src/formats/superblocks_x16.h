@@ -17,10 +17,11 @@
  *                   broadcast; each sub-block's sums times the rows' scales (vpmulld; q3_K's
  *                   two sub-blocks at a time as int16 pairs through vpdpwssd), the minimums as
  *                   int16 pairs through vpdpwssd against the column's bsums;
- *   AVX2            q2_K, q4_K, q5_K, q6_K and tq2_0 on 8 rows per vector, maddubs pairs summed
- *                   in int16 while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups
- *                   at a time for q5_K's 5-bit ones and q2_K's 16-value sub-blocks, 2 for q6_K's
- *                   6-bit ones, 8 for tq2_0's fields), then madd with the scales (tq2_0: ones);
+ *   AVX2            the K-quants and tq2_0 on 8 rows per vector, maddubs pairs summed in int16
+ *                   while they fit (8 15 2 128 < 2^15 for q4_K's 4-bit levels, 4 groups at a
+ *                   time for q5_K's 5-bit ones and the 16-value sub-blocks of q2_K and q3_K, 2
+ *                   for q6_K's 6-bit ones, 8 for tq2_0's fields), then madd with the scales
+ *                   (tq2_0: ones; q3_K's and q6_K's offsets once a super-block);
  *                   with AVX-VNNI their batches and q4_K's and q5_K's single column sum by vpdpbusd
  *                   (X16_DPBUSD_SUMS, X16_K45_DPBUSD), and iq4_xs runs as on AVX-512, 8 rows
  *                   per vector; without VNNI (its levels + 128 would overflow maddubs' int16
@@ -1097,6 +1098,72 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const void 
     }
 }
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q6_K)
+/* q3_K on 8 rows per vector: levels u = q + 4 in [0, 7] (2 bits of qs below a bit of hmask, as
+ * x16_levels_q3_K), a 16-value sub-block's 4 groups of maddubs pairs summed in int16 (4 2 7 127
+ * < 2^15), then madd by the rows' (sc, sc); the offset -4 sum_s sc_s bsum_s as q6_K's.  The same
+ * exact isum as the AVX-512 pass's, so the same bits.  Against the GGUF rows' tile, Intel Xeon,
+ * builds alternating, 4096 x 4096: avx2 1 thread 0.73 -> 0.60 ms; 2 threads batch 4 0.91 -> 0.70,
+ * 8 1.61 -> 1.40, 12 2.66 -> 2.03; out of cache (14336 x 4096) 2 threads 1.59 -> 1.44; avxvnni 1
+ * thread 0.68 -> 0.58, out of cache 1.40 -> 1.35 (its batches from 8 the packed tile, as before) */
+QGEMV_ALWAYS_INLINE __m256i x16_levels8_q3_K(const block_q3_Kx16 *b, const int h, const int f, const int m,
+                                             const int half) {
+    const __m256i low2 = _mm256_set1_epi8(3), bit2 = _mm256_set1_epi8(4);
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * h + m) + 32 * half));
+    const __m256i hm = _mm256_loadu_si256((const __m256i *)(b->hmask + 64 * m + 32 * half));
+    const int up = 4 * h + f - 2;   /* hmask bit 4 h + f to bit 2 */
+    return _mm256_or_si256(_mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2),
+                           _mm256_and_si256(up > 0 ? _mm256_srli_epi32(hm, up) : _mm256_slli_epi32(hm, -up), bit2));
+}
+QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const void *dec, const block_q8_K *const *y,
+                                             int64_t ib, const int CB, const int hints, x16_acc acc) {
+    (void)dec;
+    int8_t scales[256];   /* sub-block s of row r: scales[16 s + r] */
+    x16_scales_q3_K(b->scales, scales);
+    for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+        const int8_t *sc = scales + 8 * half;
+        const block_q8_K *yh[QGEMV_X16_COLS];   /* opaque to each half, as q6_K's */
+        for (int j = 0; j < CB; j++) {
+            yh[j] = y[j];
+            __asm__("" : "+r"(yh[j]));
+        }
+        __m256i isum[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) {   /* -4 sum_s sc_s bsum_s */
+            __m256i corr = _mm256_setzero_si256();
+            for (int i = 0; i < 8; i++)
+                corr = qgemv_madd_acc(corr, x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16)),
+                                      _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(yh[j][ib].bsums + 2 * i))));
+            isum[j] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 2));
+        }
+        _Pragma("GCC unroll 2")
+        for (int h = 0; h < 2; h++)
+            _Pragma("GCC unroll 4")
+            for (int f = 0; f < 4; f++)
+                _Pragma("GCC unroll 2")
+                for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg: qs groups 8 h + 4 gg .. + 3 */
+                    const int s = 8 * h + 2 * f + gg;
+                    const __m128i sc8 = x16_load8(sc + 16 * s);
+                    const __m256i sp = x16_pairs8_i8(sc8, sc8);
+                    __m256i t[QGEMV_X16_COLS];
+                    for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
+                    _Pragma("GCC unroll 4")
+                    for (int kk = 0; kk < 4; kk++) {
+                        const int m = 4 * gg + kk;
+                        if (half == 0 && f == 0) {
+                            QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * h + m), CB);
+                            if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->hmask + 64 * m, CB);
+                        }
+                        const __m256i u = x16_levels8_q3_K(b, h, f, m, half);
+                        for (int j = 0; j < CB; j++) {
+                            const uint8_t *x = (const uint8_t *)yh[j][ib].qs + 128 * h + 32 * f + 4 * m;
+                            t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
+                        }
+                    }
+                    for (int j = 0; j < CB; j++) isum[j] = qgemv_madd_acc(isum[j], t[j], sp);
+                }
+        x16_fold_256(acc[half], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half))), y, ib, isum, CB);
+    }
+}
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q3_K)
 #if defined(QGEMV_VNNI)
 /* iq4_xs on 8 rows per vector, the AVX-512 pass's arithmetic (levels + 128 by vpshufb, each
  * 32-value sub-block's vpdpbusd chain from -128 bsum_s, times the rows' ls - 32 by vpmulld, one
@@ -1802,12 +1869,11 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
             }                                                                                   \
         }                                                                                       \
     }
-/* the formats whose panels this variant does not use: their panel_tile is NULL, which
- * _kernels.panel_rows reports as 0 (_check_panel_rows refuses them, QMatrix reads their GGUF
- * rows):
- *   AVX2      q3_K, whose 8-row pass ran the GEMV slower than its row tile (4096 x 4096, 1
- *             thread: 0.61 -> 0.77 ms; batch 8 1.3x faster), as q6_K's first one did;
- *   portable  all: rebuilding each row from its panel costs what the panels save. */
+/* the portable variant uses no panels: their panel_tile is NULL, which _kernels.panel_rows
+ * reports as 0 (_check_panel_rows refuses them, QMatrix reads their GGUF rows), as rebuilding
+ * each row from its panel costs what the panels save.  (The AVX2 variants' first 8-row passes
+ * of q3_K and q6_K ran the GEMV slower than their row tiles: 4096 x 4096, 1 thread, 0.61 ->
+ * 0.77 ms, 0.49 -> 0.63; the ones above run it faster.) */
 /* q4_K and q6_K read a single column's panels in pairs (two streams a thread) where the CPU
  * wants the hints (an Intel Xeon: the figures at x16_single_column_pairs) and one at a time
  * where its prefetcher streams alone (a Zen 4, 14336 x 4096 out of cache, builds alternating, 1
@@ -1847,7 +1913,7 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hint
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
-#define panel_tile_q3_K NULL   /* the table's entries (QGEMV_FOR_EACH_INTERLEAVED) */
+QGEMV_DEFINE_X16_TILE_BY_PASSES(q3_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 #else
 #define panel_tile_q2_K NULL
 #define panel_tile_q3_K NULL
