@@ -1024,6 +1024,27 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
     }
     x16_store_256(acc, CB, out, out_stride);
 }
+/* 8 rows' int8 scales a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane */
+static inline __m256i x16_pairs8_i8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)); }
+/* the columns' pointers made opaque to each half of a panel, so that GCC does not hoist every
+ * broadcast of the activations out of the halves' loop into stack slots (64 of them for q6_K:
+ * 1 thread 0.73 ms instead of 0.61) */
+QGEMV_ALWAYS_INLINE void x16_opaque_columns(const block_q8_K *const *y, const int CB, const block_q8_K **yh) {
+    for (int j = 0; j < CB; j++) {
+        yh[j] = y[j];
+        __asm__("" : "+r"(yh[j]));
+    }
+}
+/* -2^shift sum_s sc_s bsum_s of 8 rows (lane r; int8 scales sc[16 s + r], s < 16) against a
+ * column's 16-value bsums: the offset of levels stored as u = q + 2^shift, as madds of the rows'
+ * scale pairs against the column's bsum pairs */
+QGEMV_ALWAYS_INLINE __m256i x16_offset_start(const int8_t *sc, const block_q8_K *y, const int shift) {
+    __m256i corr = _mm256_setzero_si256();
+    for (int i = 0; i < 8; i++)
+        corr = qgemv_madd_acc(corr, x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16)),
+                              _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y->bsums + 2 * i))));
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, shift));
+}
 /* q6_K on 8 rows per vector: levels u = q + 32 in [0, 63] (x16_levels_q6_K's bits), two groups'
  * maddubs pairs summed in int16 (2 2 63 127 < 2^15), then madd by the rows' (sc, sc) into the
  * super-block's int32 sum; the offset, -32 sum_s sc_s bsum_s, by madd of the rows' scale pairs
@@ -1043,29 +1064,15 @@ QGEMV_ALWAYS_INLINE void x16_levels8_q6_K(const block_q6_Kx16 *b, const int h, c
     *u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(l, 4), low4),
                           _mm256_and_si256(k < 8 ? q : _mm256_srli_epi32(q, 2), bits45));
 }
-/* 8 rows' int8 scales a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane */
-static inline __m256i x16_pairs8_i8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)); }
 QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const void *dec, const block_q8_K *const *y,
                                              int64_t ib, const int CB, const int hints, x16_acc acc) {
     (void)dec;
     for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
         const int8_t *sc = b->scales + 8 * half;   /* sub-block s of row r: sc[16 s + r] */
-        /* the columns' pointers made opaque to each half: else GCC hoists every broadcast of the
-         * activations out of the halves' loop into 64 stack slots (1 thread 0.69 -> 0.73 ms
-         * instead of 0.61) */
         const block_q8_K *yh[QGEMV_X16_COLS];
-        for (int j = 0; j < CB; j++) {
-            yh[j] = y[j];
-            __asm__("" : "+r"(yh[j]));
-        }
+        x16_opaque_columns(y, CB, yh);
         __m256i isum[QGEMV_X16_COLS];
-        for (int j = 0; j < CB; j++) {   /* -32 sum_s sc_s bsum_s */
-            __m256i corr = _mm256_setzero_si256();
-            for (int i = 0; i < 8; i++)
-                corr = qgemv_madd_acc(corr, x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16)),
-                                      _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i))));
-            isum[j] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
-        }
+        for (int j = 0; j < CB; j++) isum[j] = x16_offset_start(sc, &yh[j][ib], 5);   /* -32 sum_s sc_s bsum_s */
         /* unrolled, so that each group's shifts are constants */
         _Pragma("GCC unroll 2")
         for (int h = 0; h < 2; h++)
@@ -1121,19 +1128,10 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const void 
     x16_scales_q3_K(b->scales, scales);
     for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
         const int8_t *sc = scales + 8 * half;
-        const block_q8_K *yh[QGEMV_X16_COLS];   /* opaque to each half, as q6_K's */
-        for (int j = 0; j < CB; j++) {
-            yh[j] = y[j];
-            __asm__("" : "+r"(yh[j]));
-        }
+        const block_q8_K *yh[QGEMV_X16_COLS];
+        x16_opaque_columns(y, CB, yh);
         __m256i isum[QGEMV_X16_COLS];
-        for (int j = 0; j < CB; j++) {   /* -4 sum_s sc_s bsum_s */
-            __m256i corr = _mm256_setzero_si256();
-            for (int i = 0; i < 8; i++)
-                corr = qgemv_madd_acc(corr, x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16)),
-                                      _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(yh[j][ib].bsums + 2 * i))));
-            isum[j] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 2));
-        }
+        for (int j = 0; j < CB; j++) isum[j] = x16_offset_start(sc, &yh[j][ib], 2);   /* -4 sum_s sc_s bsum_s */
         _Pragma("GCC unroll 2")
         for (int h = 0; h < 2; h++)
             _Pragma("GCC unroll 4")
