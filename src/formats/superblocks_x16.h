@@ -1162,6 +1162,13 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q3_K(const block_q3_Kx16 *b, const void 
     }
 }
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q3_K)
+/* ls - 32 of sub-block s for 8 rows (x16_scale_iq4_xs on 8 lanes): lane r holds row r's scales_l
+ * (sub-block s in bits 4 s ..) in sl and its scales_h (bits 2 s, 2 s + 1) in sh */
+static inline __m256i x16_scale8_iq4_xs(__m256i sl, __m256i sh, int s) {
+    const __m256i low = _mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f));
+    const __m256i high = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), _mm256_set1_epi32(3));
+    return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
+}
 #if defined(QGEMV_VNNI)
 /* iq4_xs on 8 rows per vector, the AVX-512 pass's arithmetic (levels + 128 by vpshufb, each
  * 32-value sub-block's vpdpbusd chain from -128 bsum_s, times the rows' ls - 32 by vpmulld, one
@@ -1177,7 +1184,7 @@ QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q3_K)
 QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
                                                int64_t ib, const int CB, const int hints, x16_acc acc) {
     (void)dec;
-    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m256i table = _mm256_broadcastsi128_si256(kvalues_iq4nl_u8());
     int32_t start[QGEMV_X16_COLS][8];   /* -128 bsum_s over the 32-value sub-blocks */
     for (int j = 0; j < CB; j++) _mm256_storeu_si256((__m256i *)start[j], x16_pair_starts(&y[j][ib], 7));
@@ -1201,10 +1208,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const v
                     t[j] = qgemv_dpbusd_256(t[j], u1, _mm256_set1_epi32((int)qgemv_k_word(x + 16)));
                 }
             }
-            const __m256i sc = _mm256_sub_epi32(
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f)),
-                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
-                _mm256_set1_epi32(32));   /* ls - 32 */
+            const __m256i sc = x16_scale8_iq4_xs(sl, sh, s);
             for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_mullo_epi32(t[j], sc));
         }
         x16_fold_256(acc[half], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half))), y, ib, isum, CB);
@@ -1223,7 +1227,7 @@ QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(iq4_xs)
 QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const void *dec, const block_q8_K *const *y,
                                                int64_t ib, const int CB, const int hints, x16_acc acc) {
     (void)dec;
-    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi32(3);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m128i kv = _mm_loadu_si128((const __m128i *)kvalues_iq4nl);
     const __m256i table = _mm256_broadcastsi128_si256(kv), mag_table = _mm256_broadcastsi128_si256(_mm_abs_epi8(kv));
     /* each int32 lane's low int16 twice: the row's scale as madd's pair (sc, sc) */
@@ -1235,10 +1239,7 @@ QGEMV_ALWAYS_INLINE void x16_superblock_iq4_xs(const block_iq4_xsx16 *b, const v
         __m256i isum[QGEMV_X16_COLS];
         for (int j = 0; j < CB; j++) isum[j] = _mm256_setzero_si256();
         for (int s = 0; s < 8; s++) {   /* sub-block s: qs groups 4 s .. 4 s + 3 */
-            const __m256i sc = _mm256_shuffle_epi8(_mm256_sub_epi32(
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(sl, 4 * s), _mm256_set1_epi32(0x0f)),
-                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(sh, 2 * s), low2), 4)),
-                _mm256_set1_epi32(32)), pair);   /* (ls - 32) twice */
+            const __m256i sc = _mm256_shuffle_epi8(x16_scale8_iq4_xs(sl, sh, s), pair);   /* (ls - 32) twice */
             for (int k = 0; k < 4; k++) {
                 if (half == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (4 * s + k), CB);
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (4 * s + k) + 32 * half));
