@@ -115,6 +115,10 @@ QGEMV_DEFINE_INTERLEAVE_X16(tq2_0, QK_K)
  * 1.17-1.92 ms; now, 2 / 1 threads, iq4_xs 0.78 -> 0.74 / 1.29 -> 1.26 ms, tq2_0 0.36 -> 0.26
  * / 0.70 -> 0.52, its 3 copies of 14336 x 4096 45 MiB). */
 
+/* a pass's hints: 0 none, 1 a single column's (as above), X16_PAIRED_HINTS those of a single
+ * column's pairs (x16_pairs_run below), where AVX2's q4_K and q5_K also make the column opaque
+ * to each half (QGEMV_DEFINE_X16_SUPERBLOCK_K45) */
+#define X16_PAIRED_HINTS 2
 /* a super-block's nlines level lines at qs hinted before a pass reads them (hints as above):
  * q2_K's.  Hinted inside its unrolled loops, the hints' addresses took the registers q2_K's AVX2
  * pass needed and its single column spilled (C harness, 8 rows x 256 values: 38 ns without
@@ -253,8 +257,8 @@ static inline __m128i x16_bsum_pairs(const block_q8_K *y) {
             x16_columns((const uint8_t *)a, 0, 1, y, acc0);                                     \
             x16_columns((const uint8_t *)a, 0, 1, y, acc1);                                     \
             for (int64_t ib = 0; ib < nb; ib++) {                                               \
-                x16_superblock_##name(p0 + ib, NULL, y, ib, 1, hints, acc0);                    \
-                x16_superblock_##name(p1 + ib, NULL, y, ib, 1, hints, acc1);                    \
+                x16_superblock_##name(p0 + ib, NULL, y, ib, 1, hints ? X16_PAIRED_HINTS : 0, acc0); \
+                x16_superblock_##name(p1 + ib, NULL, y, ib, 1, hints ? X16_PAIRED_HINTS : 0, acc1); \
             }                                                                                   \
             x16_store(acc0, 1, out + 16 * i * out_stride, out_stride);                          \
             x16_store(acc1, 1, out + 16 * (i + 1) * out_stride, out_stride);                    \
@@ -836,6 +840,15 @@ static inline void x16_store_256(const __m256 acc[2][QGEMV_X16_COLS], int CB, fl
 typedef __m256 x16_acc[2][QGEMV_X16_COLS];
 #define x16_columns x16_columns_256
 #define x16_store x16_store_256
+/* the columns' pointers made opaque to each half of a panel, so that GCC does not hoist every
+ * broadcast of the activations out of the halves' loop into stack slots (64 of them for q6_K:
+ * 1 thread 0.73 ms instead of 0.61) */
+QGEMV_ALWAYS_INLINE void x16_opaque_columns(const block_q8_K *const *y, const int CB, const block_q8_K **yh) {
+    for (int j = 0; j < CB; j++) {
+        yh[j] = y[j];
+        __asm__("" : "+r"(yh[j]));
+    }
+}
 /* whether a pass sums its products in int32 by vpdpbusd (VNNI) rather than in int16 by maddubs:
  * q2_K's and tq2_0's batches (CB > 1; their single column keeps maddubs, one vpdpbusd chain
  * waiting on its latency), q4_K's and q5_K's passes all (a single column in two chains) */
@@ -887,6 +900,15 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
              * 4096, 2 threads, builds alternating: 1.21 -> 1.12 ms; in cache even; its int32   \
              * sums in registers instead of memory ran even with this) */                       \
             const int pinned = CB > 1 || !hints;                                                \
+            /* a single column's pairs read it through a pointer opaque to each half            \
+             * (x16_opaque_columns), and in a function of their own (x16_pairs_where_hinted):   \
+             * Intel Xeon, builds alternating, q5_K 1 thread 4096 x 4096 avx2 / avxvnni 0.66 -> \
+             * 0.60 / 0.66 -> 0.57 ms, 14336 x 4096 out of cache 2 threads 1.85 -> 1.73 / 1.77 \
+             * -> 1.66; q4_K even.  Either alone gained 0-1.5%; opaque in the panels' own single \
+             * column (case 1) cost the batches' code in the same function 6-8% */              \
+            const int opaque = hints == X16_PAIRED_HINTS;                                       \
+            const block_q8_K *yh[1];                                                            \
+            if (opaque) x16_opaque_columns(y, 1, yh);                                           \
             __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];                                 \
             int32_t isum_m[QGEMV_X16_COLS][8];                                                  \
             for (int j = 0; j < CB; j++) {                                                      \
@@ -919,7 +941,7 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
                             u1 = _mm256_or_si256(u1, _mm256_and_si256(x16_bit_to_4(hq, 2 * c + 1), bit4)); \
                         })                                                                      \
                         for (int j = 0; j < CB; j++) {                                          \
-                            const uint8_t *q = (const uint8_t *)y[j][ib].qs + 64 * c + 4 * k;   \
+                            const uint8_t *q = (const uint8_t *)(opaque ? yh[0] : y[j])[ib].qs + 64 * c + 4 * k; \
                             const __m256i p0 = _mm256_set1_epi32((int)qgemv_k_word(q));         \
                             const __m256i p1 = _mm256_set1_epi32((int)qgemv_k_word(q + 32));    \
                             if (X16_K45_DPBUSD) {                                               \
@@ -1026,15 +1048,6 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
 }
 /* 8 rows' int8 scales a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane */
 static inline __m256i x16_pairs8_i8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)); }
-/* the columns' pointers made opaque to each half of a panel, so that GCC does not hoist every
- * broadcast of the activations out of the halves' loop into stack slots (64 of them for q6_K:
- * 1 thread 0.73 ms instead of 0.61) */
-QGEMV_ALWAYS_INLINE void x16_opaque_columns(const block_q8_K *const *y, const int CB, const block_q8_K **yh) {
-    for (int j = 0; j < CB; j++) {
-        yh[j] = y[j];
-        __asm__("" : "+r"(yh[j]));
-    }
-}
 /* -2^shift sum_s sc_s bsum_s of 8 rows (lane r; int8 scales sc[16 s + r], s < 16) against a
  * column's 16-value bsums: the offset of levels stored as u = q + 2^shift, as madds of the rows'
  * scale pairs against the column's bsum pairs */
@@ -1887,7 +1900,7 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * 1.48-1.51 -> 1.42-1.46; in cache (4096 x 4096, 1 thread) q5_K 0.49-0.52 -> 0.52-0.55 (still
  * 1.4x ggml's speed), q4_K even */
 #define QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(name)                                                \
-    static int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
+    static __attribute__((noinline)) int64_t x16_pairs_where_hinted_##name(int64_t n, const void *panels, int64_t panel_stride, \
                                                  int64_t npanels, const void *a, float *out, int64_t out_stride) { \
         return qgemv_prefetch_one_column                                                        \
                    ? x16_pairs_run_##name(n, panels, panel_stride, npanels, a, out, out_stride, 1) \
