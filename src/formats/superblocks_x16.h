@@ -881,12 +881,11 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
  * which ran 1.3x slower with the loop unrolled); through QMatrix, avxvnni, 14336 x 4096 out of
  * cache, 2 / 1 threads, q5_K 1.55-1.62 -> 1.49-1.59 / 2.94-3.13 -> 2.79-3.01 ms, q4_K 1-2%; the
  * avx2 variant's q5_K (the shifts alone) 5-8% in the harness */
-#define QGEMV_DEFINE_X16_SUPERBLOCK_K45(name, HIGH_BIT)                                         \
-    QGEMV_ALWAYS_INLINE void x16_superblock_##name(const block_##name##x16 *b, const void *dec, \
-                                                   const block_q8_K *const *y, int64_t ib, const int CB, const int hints, \
-                                                   x16_acc acc) {                               \
+#define QGEMV_DEFINE_X16_SUPERBLOCK_K45(fn, name, HIGH_BIT, LEVELS)                              \
+    QGEMV_ALWAYS_INLINE void fn(const block_##name##x16 *b, const void *dec,                    \
+                                const block_q8_K *const *y, int64_t ib, const int CB, const int hints, \
+                                x16_acc acc) {                                                  \
         (void)dec;                                                                              \
-        const __m256i low4 = _mm256_set1_epi8(0x0f);                                            \
         const int per_int16 = X16_K45_DPBUSD ? 8 : QGEMV_X16_INT16_GROUPS_##name;               \
         uint8_t sc[128], mn[128];                                                               \
         x16_scales_mins(b->scales, sc, mn);                                                     \
@@ -930,16 +929,8 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
                     for (int j = 0; j < (X16_K45_DPBUSD && CB == 1 ? 2 : CB); j++)   /* a single column: 2 chains */ \
                         t0[j] = t1[j] = _mm256_setzero_si256();                                 \
                     for (int k = k0; k < k0 + per_int16; k++) {                                 \
-                        if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB); \
-                        const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * (8 * c + k) + 32 * h)); \
-                        __m256i u0 = _mm256_and_si256(v, low4);                                 \
-                        __m256i u1 = _mm256_and_si256(_mm256_srli_epi32(v, 4), low4);           \
-                        HIGH_BIT({                                                              \
-                            const __m256i hq = _mm256_loadu_si256((const __m256i *)(b->qh + 64 * k + 32 * h)); \
-                            const __m256i bit4 = _mm256_set1_epi8(0x10);                        \
-                            u0 = _mm256_or_si256(u0, _mm256_and_si256(x16_bit_to_4(hq, 2 * c), bit4)); \
-                            u1 = _mm256_or_si256(u1, _mm256_and_si256(x16_bit_to_4(hq, 2 * c + 1), bit4)); \
-                        })                                                                      \
+                        __m256i u0, u1;                                                         \
+                        LEVELS(HIGH_BIT, u0, u1);                                               \
                         for (int j = 0; j < CB; j++) {                                          \
                             const uint8_t *q = (const uint8_t *)(opaque ? yh[0] : y[j])[ib].qs + 64 * c + 4 * k; \
                             const __m256i p0 = _mm256_set1_epi32((int)qgemv_k_word(q));         \
@@ -977,10 +968,83 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
             x16_fold_min_256(acc[h], d, dmin, y, ib, isum, msum, CB);                           \
         }                                                                                       \
     }
-QGEMV_DEFINE_X16_SUPERBLOCK_K45(q4_K, QGEMV_K_NO_HIGH_BIT)
-QGEMV_DEFINE_X16_SUPERBLOCK_K45(q5_K, QGEMV_K_HIGH_BIT)
+/* the levels of sub-block 2 c + e, group k, rows 8 h .. of a q4_K / q5_K panel block b: its low
+ * (e = 0) or high nibbles, with HIGH_BIT (q5_K) bit 2 c + e of qh's byte (the value's fifth bit)
+ * moved to bit 4 */
+#define X16_K45_LEVELS8(b, c, k, h, e, HIGH_BIT)                                                   \
+    x16_k45_levels8((b)->qs, HIGH_BIT((b)->qh +) 0, c, k, h, e)
+QGEMV_ALWAYS_INLINE __m256i x16_k45_levels8(const uint8_t *qs, const uint8_t *qh, const int c, const int k, const int h,
+                                            const int e) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 64 * (8 * c + k) + 32 * h));
+    const __m256i u = _mm256_and_si256(e ? _mm256_srli_epi32(v, 4) : v, _mm256_set1_epi8(0x0f));
+    if (!qh) return u;
+    const __m256i hq = _mm256_loadu_si256((const __m256i *)(qh + 64 * k + 32 * h));
+    return _mm256_or_si256(u, _mm256_and_si256(x16_bit_to_4(hq, 2 * c + e), _mm256_set1_epi8(0x10)));
+}
+/* a pass's levels: from the panel block, its lines hinted first (as the passes ask) */
+#define X16_K45_LEVELS_OF_BLOCK(HIGH_BIT, u0, u1)                                                  \
+    do {                                                                                           \
+        if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB);             \
+        u0 = X16_K45_LEVELS8(b, c, k, h, 0, HIGH_BIT);                                             \
+        u1 = X16_K45_LEVELS8(b, c, k, h, 1, HIGH_BIT);                                             \
+    } while (0)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_q4_K, q4_K, QGEMV_K_NO_HIGH_BIT, X16_K45_LEVELS_OF_BLOCK)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_q5_K, q5_K, QGEMV_K_HIGH_BIT, X16_K45_LEVELS_OF_BLOCK)
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q4_K)
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q5_K)
+#if !defined(QGEMV_VNNI)
+/* a q5_K super-block's levels decoded once for a wide pass's groups of columns: u[c][k][h][e]
+ * (x16_k45_levels8's) */
+typedef struct {
+    __m256i u[4][8][2][2];
+} x16_decoded_q5_K;
+QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x16_decoded_q5_K *dec) {
+    _Pragma("GCC unroll 4")   /* x16_bit_to_4's shifts constant */
+    for (int c = 0; c < 4; c++)
+        for (int k = 0; k < 8; k++) {
+            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);
+            for (int h = 0; h < 2; h++)
+                for (int e = 0; e < 2; e++) dec->u[c][k][h][e] = X16_K45_LEVELS8(b, c, k, h, e, QGEMV_K_HIGH_BIT);
+        }
+}
+/* a wide pass's levels: decoded once for its groups (dec: x16_decoded_q5_K) */
+#define X16_K45_LEVELS_DECODED(HIGH_BIT, u0, u1)                                                   \
+    do {                                                                                           \
+        u0 = ((const x16_decoded_q5_K *)dec)->u[c][k][h][0];                                       \
+        u1 = ((const x16_decoded_q5_K *)dec)->u[c][k][h][1];                                       \
+    } while (0)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_decoded_q5_K, q5_K, QGEMV_K_HIGH_BIT, X16_K45_LEVELS_DECODED)
+/* Batches of 12 to 32 columns (QGEMV_X16_WIDE_COLS) of q5_K without VNNI decode each super-block's
+ * levels once for all their passes of 4 columns (AVX-512's wide passes, on 8-row halves): the
+ * 128 vectors of levels to memory (x16_decode_q5_K), then each pass reads them from L1 where the
+ * fifth bits took 5 instructions a vector pair; the same integers and fmas, so the same bits.
+ * Intel Xeon, QGEMV_ISA=avx2, builds alternating, 4096 x 4096, 2 threads: batch 12 1.64 -> 1.47
+ * ms, 16 2.14 -> 1.89, 32 4.11 -> 3.31 (1 thread 8.8 -> 6.9); batch 8 even, 6 1.06-1.09x slower,
+ * so from 12.  avxvnni's vpdpbusd passes ran batch 8 1.25x slower so, batch 32 even: not there */
+#define QGEMV_X16_WIDE_COLS 32
+#define QGEMV_X16_WIDE_MIN_COLS 12
+static void x16_wide_pass_q5_K(int64_t nb, const block_q5_Kx16 *p, const uint8_t *a, int64_t act_stride, const int W,
+                               float *out, int64_t out_stride) {
+    const block_q8_K *y[QGEMV_X16_WIDE_COLS];
+    x16_acc acc[QGEMV_X16_WIDE_COLS / QGEMV_X16_COLS];
+    for (int g = 0; g < W; g += QGEMV_X16_COLS)
+        x16_columns_256(a + g * act_stride, act_stride, W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, y + g,
+                        acc[g / QGEMV_X16_COLS]);
+    for (int64_t ib = 0; ib < nb; ib++) {
+        x16_decoded_q5_K dec;
+        x16_decode_q5_K(p + ib, W, &dec);
+        for (int g = 0; g < W; g += QGEMV_X16_COLS)
+            switch (W - g) {
+            case 1: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 1, 1, acc[g / QGEMV_X16_COLS]); break;
+            case 2: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 2, 1, acc[g / QGEMV_X16_COLS]); break;
+            case 3: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 3, 1, acc[g / QGEMV_X16_COLS]); break;
+            default: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 4, 1, acc[g / QGEMV_X16_COLS]); break;
+            }
+    }
+    for (int g = 0; g < W; g += QGEMV_X16_COLS)
+        x16_store_256(acc[g / QGEMV_X16_COLS], W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, out + g, out_stride);
+}
+#endif
 
 /* q2_K on 8 rows per vector: maddubs pairs of 2-bit levels summed in int16 over a sub-block's
  * 4 groups (4 2 3 128 < 2^15), then madd with the rows' scale pairs; the minimums' sum by madd
@@ -1784,6 +1848,7 @@ QGEMV_DEFINE_X16_AMX_FORMAT(q6_K, x16_amx_operands_hl, x16_amx_operands_q6_K(b, 
 #define QGEMV_X16_AMX_TRY_q4_K(...) 0
 #define QGEMV_X16_AMX_TRY_q5_K(...) 0
 #endif
+#define QGEMV_X16_NO_AMX(...) 0
 #define QGEMV_X16_AMX_TRY_tq2_0(...) 0
 #define QGEMV_X16_AMX_TRY_q3_K(...) 0
 
@@ -1813,9 +1878,11 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * against the columns, cols (2, 4 or 8) at a time; block_values values per panel block; a
  * single column first through pairs (x16_single_column_pairs_<name>, or x16_no_pairs) */
 #define QGEMV_DEFINE_X16_TILE_BY_PASSES(name, block_values, cols, pairs)                         \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
+    QGEMV_DEFINE_X16_TILE_BY_PASSES_AS(panel_tile_##name, name, block_values, cols, pairs)
+#define QGEMV_DEFINE_X16_TILE_BY_PASSES_AS(fn, name, block_values, cols, pairs)                  \
+    static void fn(int64_t n, const void *restrict panels, int64_t panel_stride,                \
+                   int64_t npanels, const void *restrict a, int64_t act_stride,                 \
+                   int64_t ncols, float *restrict out, int64_t out_stride) {                    \
         if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
             return;                                                                             \
         const int64_t i0 = x16_pairs_first(pairs, n, panels, panel_stride, npanels, a, ncols, out, out_stride); \
@@ -1834,7 +1901,7 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
  * columns at a time, each super-block decoded once for them (x16_wide_pass_<name>); fewer by
  * passes of 8 */
 #define QGEMV_X16_WIDE_GROUP_CASE(name, cb) case cb: x16_wide_group_##name(&dec, y + g, ib, cb, acc + g); break;
-#define QGEMV_DEFINE_X16_TILE_WIDE(name, min_cols, pairs)                                        \
+#define QGEMV_DEFINE_X16_WIDE_PASS(name)                                                          \
     /* W <= QGEMV_X16_WIDE_COLS columns: each super-block decoded once (x16_decode_<name>), then \
      * passes of up to 8 columns from it (x16_wide_group_<name>), their accumulators in memory */ \
     static void x16_wide_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, int64_t act_stride, \
@@ -1855,11 +1922,15 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
                 }                                                                               \
         }                                                                                       \
         x16_store_512(acc, W, out, out_stride);                                                 \
-    }                                                                                           \
-    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride,  \
-                                  int64_t npanels, const void *restrict a, int64_t act_stride,  \
-                                  int64_t ncols, float *restrict out, int64_t out_stride) {     \
-        if (QGEMV_X16_AMX_TRY_##name(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride)) \
+    }
+#define QGEMV_DEFINE_X16_TILE_WIDE(name, min_cols, pairs)                                        \
+    QGEMV_DEFINE_X16_TILE_WIDE_AS(panel_tile_##name, name, min_cols, pairs, QGEMV_X16_AMX_TRY_##name)
+/* the same as a function fn, asking take (QGEMV_X16_AMX_TRY_<name> or _NONE) first */
+#define QGEMV_DEFINE_X16_TILE_WIDE_AS(fn, name, min_cols, pairs, take)                            \
+    static void fn(int64_t n, const void *restrict panels, int64_t panel_stride,                \
+                   int64_t npanels, const void *restrict a, int64_t act_stride,                 \
+                   int64_t ncols, float *restrict out, int64_t out_stride) {                    \
+        if (take(n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride))      \
             return;                                                                             \
         const int64_t i0 = x16_pairs_first(pairs, n, panels, panel_stride, npanels, a, ncols, out, out_stride); \
         for (int64_t i = i0; i < npanels; i++) {                                                \
@@ -1909,6 +1980,10 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
 #if defined(QGEMV_AVX512)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q6_K)
+QGEMV_DEFINE_X16_WIDE_PASS(q2_K)
+QGEMV_DEFINE_X16_WIDE_PASS(q3_K)
+QGEMV_DEFINE_X16_WIDE_PASS(q5_K)
+QGEMV_DEFINE_X16_WIDE_PASS(q6_K)
 QGEMV_DEFINE_X16_TILE_WIDE(q2_K, 13, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_WIDE(q3_K, 9, x16_single_column_pairs_q3_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
@@ -1921,7 +1996,27 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
+#if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
+#else
+/* batches of QGEMV_X16_WIDE_MIN_COLS columns and more by the wide passes, the others by the
+ * passes, each in a function of its own: either in the other's function ran the batch of 2
+ * 1.06-1.11x slower */
+static __attribute__((noinline)) void x16_wide_tile_q5_K(int64_t n, const void *restrict panels, int64_t panel_stride,
+                                                          int64_t npanels, const void *restrict a, int64_t act_stride,
+                                                          int64_t ncols, float *restrict out, int64_t out_stride);
+static __attribute__((noinline)) void x16_passes_tile_q5_K(int64_t n, const void *restrict panels, int64_t panel_stride,
+                                                            int64_t npanels, const void *restrict a, int64_t act_stride,
+                                                            int64_t ncols, float *restrict out, int64_t out_stride);
+QGEMV_DEFINE_X16_TILE_WIDE_AS(x16_wide_tile_q5_K, q5_K, QGEMV_X16_WIDE_MIN_COLS, x16_no_pairs, QGEMV_X16_NO_AMX)
+QGEMV_DEFINE_X16_TILE_BY_PASSES_AS(x16_passes_tile_q5_K, q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
+static void panel_tile_q5_K(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
+                            const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
+                            int64_t out_stride) {
+    (ncols >= QGEMV_X16_WIDE_MIN_COLS ? x16_wide_tile_q5_K : x16_passes_tile_q5_K)(n, panels, panel_stride, npanels, a,
+                                                                                  act_stride, ncols, out, out_stride);
+}
+#endif
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
