@@ -868,9 +868,11 @@ static inline __m256i x16_bit_to_4(__m256i x, const int bit) {
 static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
     return _mm256_add_epi32(sum, _mm256_mullo_epi32(t, _mm256_cvtepu8_epi32(sc)));
 }
-/* the same on 8 rows per vector, both halves of the panel in turn per sub-block pair; the levels
- * are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a time).  With VNNI
- * a batch's sub-block sums run in int32 by vpdpbusd, a sub-block's 8 groups in one chain, then
+/* the same on 8 rows per vector, both halves of the panel in turn per sub-block pair, as a
+ * function fn whose levels come from LEVELS (the panel block's, or decoded once for a wide pass:
+ * below); the levels are at most 15 (q4_K: 8 maddubs of pairs sum in int16) or 31 (q5_K: 4 at a
+ * time).  With VNNI a batch's sub-block sums run in int32 by vpdpbusd, a sub-block's 8 groups
+ * in one chain, then
  * times the scales by vpmulld: 16 vpdpbusd and 2 vpmulld where maddubs took 16 maddubs, 16
  * int16 adds and 2 vpdpwssd (C harness, 4096 x 4096 in L3, 1 thread, 4 columns a pass: q4_K
  * 0.67-0.69 -> 0.59-0.60 ms, q5_K 0.91-0.94 -> 0.83-0.88); a single column's too, its even and
@@ -968,11 +970,9 @@ static inline __m256i x16_add_scaled_256(__m256i sum, __m256i t, __m128i sc) {
             x16_fold_min_256(acc[h], d, dmin, y, ib, isum, msum, CB);                           \
         }                                                                                       \
     }
-/* the levels of sub-block 2 c + e, group k, rows 8 h .. of a q4_K / q5_K panel block b: its low
- * (e = 0) or high nibbles, with HIGH_BIT (q5_K) bit 2 c + e of qh's byte (the value's fifth bit)
- * moved to bit 4 */
-#define X16_K45_LEVELS8(b, c, k, h, e, HIGH_BIT)                                                   \
-    x16_k45_levels8((b)->qs, HIGH_BIT((b)->qh +) 0, c, k, h, e)
+/* the levels of sub-block 2 c + e, group k, rows 8 h .. of a q4_K / q5_K panel block: its low
+ * (e = 0) or high nibbles of qs, with q5_K's qh (NULL for q4_K) bit 2 c + e of qh's byte (the
+ * value's fifth bit) moved to bit 4 */
 QGEMV_ALWAYS_INLINE __m256i x16_k45_levels8(const uint8_t *qs, const uint8_t *qh, const int c, const int k, const int h,
                                             const int e) {
     const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 64 * (8 * c + k) + 32 * h));
@@ -985,8 +985,8 @@ QGEMV_ALWAYS_INLINE __m256i x16_k45_levels8(const uint8_t *qs, const uint8_t *qh
 #define X16_K45_LEVELS_OF_BLOCK(HIGH_BIT, u0, u1)                                                  \
     do {                                                                                           \
         if (h == 0) QGEMV_PREFETCH_PASS_LINE_IF(hints, b->qs + 64 * (8 * c + k), CB);             \
-        u0 = X16_K45_LEVELS8(b, c, k, h, 0, HIGH_BIT);                                             \
-        u1 = X16_K45_LEVELS8(b, c, k, h, 1, HIGH_BIT);                                             \
+        u0 = x16_k45_levels8(b->qs, HIGH_BIT(b->qh +) 0, c, k, h, 0);                              \
+        u1 = x16_k45_levels8(b->qs, HIGH_BIT(b->qh +) 0, c, k, h, 1);                              \
     } while (0)
 QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_q4_K, q4_K, QGEMV_K_NO_HIGH_BIT, X16_K45_LEVELS_OF_BLOCK)
 QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_q5_K, q5_K, QGEMV_K_HIGH_BIT, X16_K45_LEVELS_OF_BLOCK)
@@ -1004,7 +1004,7 @@ QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x1
         for (int k = 0; k < 8; k++) {
             QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);
             for (int h = 0; h < 2; h++)
-                for (int e = 0; e < 2; e++) dec->u[c][k][h][e] = X16_K45_LEVELS8(b, c, k, h, e, QGEMV_K_HIGH_BIT);
+                for (int e = 0; e < 2; e++) dec->u[c][k][h][e] = x16_k45_levels8(b->qs, b->qh, c, k, h, e);
         }
 }
 /* a wide pass's levels: decoded once for its groups (dec: x16_decoded_q5_K) */
