@@ -1022,28 +1022,32 @@ QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_decoded_q5_K, q5_K, QGEMV_K_HIGH_
  * ms, 16 2.14 -> 1.89, 32 4.11 -> 3.31 (1 thread 8.8 -> 6.9); batch 8 even, 6 1.06-1.09x slower,
  * so from 12.  avxvnni's vpdpbusd passes ran batch 8 1.25x slower so, batch 32 even: not there */
 #define QGEMV_X16_WIDE_COLS 32
-#define QGEMV_X16_WIDE_MIN_COLS 12
-static void x16_wide_pass_q5_K(int64_t nb, const block_q5_Kx16 *p, const uint8_t *a, int64_t act_stride, const int W,
-                               float *out, int64_t out_stride) {
-    const block_q8_K *y[QGEMV_X16_WIDE_COLS];
-    x16_acc acc[QGEMV_X16_WIDE_COLS / QGEMV_X16_COLS];
-    for (int g = 0; g < W; g += QGEMV_X16_COLS)
-        x16_columns_256(a + g * act_stride, act_stride, W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, y + g,
-                        acc[g / QGEMV_X16_COLS]);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        x16_decoded_q5_K dec;
-        x16_decode_q5_K(p + ib, W, &dec);
-        for (int g = 0; g < W; g += QGEMV_X16_COLS)
-            switch (W - g) {
-            case 1: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 1, 1, acc[g / QGEMV_X16_COLS]); break;
-            case 2: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 2, 1, acc[g / QGEMV_X16_COLS]); break;
-            case 3: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 3, 1, acc[g / QGEMV_X16_COLS]); break;
-            default: x16_superblock_decoded_q5_K(p + ib, &dec, y + g, ib, 4, 1, acc[g / QGEMV_X16_COLS]); break;
-            }
+#define QGEMV_X16_WIDE_MIN_COLS_q5_K 12
+/* x16_wide_pass_<name>: W <= QGEMV_X16_WIDE_COLS columns against super-blocks decoded once each
+ * (x16_decode_<name>), by superblock(block, &decoded, ...) 4 columns at a time */
+#define QGEMV_DEFINE_X16_WIDE_PASS_256(name, superblock)                                         \
+    static void x16_wide_pass_##name(int64_t nb, const block_##name##x16 *p, const uint8_t *a, int64_t act_stride, \
+                                     const int W, float *out, int64_t out_stride) {             \
+        const block_q8_K *y[QGEMV_X16_WIDE_COLS];                                               \
+        x16_acc acc[QGEMV_X16_WIDE_COLS / QGEMV_X16_COLS];                                      \
+        for (int g = 0; g < W; g += QGEMV_X16_COLS)                                             \
+            x16_columns_256(a + g * act_stride, act_stride, W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, y + g, \
+                            acc[g / QGEMV_X16_COLS]);                                           \
+        for (int64_t ib = 0; ib < nb; ib++) {                                                   \
+            x16_decoded_##name dec;                                                             \
+            x16_decode_##name(p + ib, W, &dec);                                                 \
+            for (int g = 0; g < W; g += QGEMV_X16_COLS)                                         \
+                switch (W - g) {                                                                \
+                case 1: superblock(p + ib, &dec, y + g, ib, 1, 1, acc[g / QGEMV_X16_COLS]); break; \
+                case 2: superblock(p + ib, &dec, y + g, ib, 2, 1, acc[g / QGEMV_X16_COLS]); break; \
+                case 3: superblock(p + ib, &dec, y + g, ib, 3, 1, acc[g / QGEMV_X16_COLS]); break; \
+                default: superblock(p + ib, &dec, y + g, ib, 4, 1, acc[g / QGEMV_X16_COLS]); break; \
+                }                                                                               \
+        }                                                                                       \
+        for (int g = 0; g < W; g += QGEMV_X16_COLS)                                             \
+            x16_store_256(acc[g / QGEMV_X16_COLS], W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, out + g, out_stride); \
     }
-    for (int g = 0; g < W; g += QGEMV_X16_COLS)
-        x16_store_256(acc[g / QGEMV_X16_COLS], W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, out + g, out_stride);
-}
+QGEMV_DEFINE_X16_WIDE_PASS_256(q5_K, x16_superblock_decoded_q5_K)
 #endif
 
 /* q2_K on 8 rows per vector: maddubs pairs of 2-bit levels summed in int16 over a sub-block's
@@ -1112,15 +1116,24 @@ QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const
 }
 /* 8 rows' int8 scales a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane */
 static inline __m256i x16_pairs8_i8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)); }
+/* the rows' scale pairs (sc_2i, sc_2i+1) that x16_offset_start multiplies */
+static inline void x16_offset_pairs(const int8_t *sc, __m256i pairs[8]) {
+    for (int i = 0; i < 8; i++) pairs[i] = x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16));
+}
+/* x16_offset_start from the pairs (formed once for a wide pass's groups) */
+QGEMV_ALWAYS_INLINE __m256i x16_offset_start_of_pairs(const __m256i pairs[8], const block_q8_K *y, const int shift) {
+    __m256i corr = _mm256_setzero_si256();
+    for (int i = 0; i < 8; i++)
+        corr = qgemv_madd_acc(corr, pairs[i], _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y->bsums + 2 * i))));
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, shift));
+}
 /* -2^shift sum_s sc_s bsum_s of 8 rows (lane r; int8 scales sc[16 s + r], s < 16) against a
  * column's 16-value bsums: the offset of levels stored as u = q + 2^shift, as madds of the rows'
  * scale pairs against the column's bsum pairs */
 QGEMV_ALWAYS_INLINE __m256i x16_offset_start(const int8_t *sc, const block_q8_K *y, const int shift) {
-    __m256i corr = _mm256_setzero_si256();
-    for (int i = 0; i < 8; i++)
-        corr = qgemv_madd_acc(corr, x16_pairs8_i8(x16_load8(sc + 32 * i), x16_load8(sc + 32 * i + 16)),
-                              _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y->bsums + 2 * i))));
-    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, shift));
+    __m256i pairs[8];
+    x16_offset_pairs(sc, pairs);
+    return x16_offset_start_of_pairs(pairs, y, shift);
 }
 /* q6_K on 8 rows per vector: levels u = q + 32 in [0, 63] (x16_levels_q6_K's bits), two groups'
  * maddubs pairs summed in int16 (2 2 63 127 < 2^15), then madd by the rows' (sc, sc) into the
@@ -1141,33 +1154,65 @@ QGEMV_ALWAYS_INLINE void x16_levels8_q6_K(const block_q6_Kx16 *b, const int h, c
     *u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(l, 4), low4),
                           _mm256_and_si256(k < 8 ? q : _mm256_srli_epi32(q, 2), bits45));
 }
+/* a q6_K super-block decoded once for a wide pass's groups of columns: its levels u[h][k][half][e]
+ * (x16_levels8_q6_K's u0, u1) and the rows' scale pairs, the products' sp and the offset's op */
+typedef struct {
+    __m256i u[2][16][2][2];
+    __m256i sp[2][16];   /* [half][s]: the rows' (sc_s, sc_s) */
+    __m256i op[2][8];    /* [half][i]: the rows' (sc_2i, sc_2i+1) */
+} x16_decoded_q6_K;
+QGEMV_ALWAYS_INLINE void x16_decode_q6_K(const block_q6_Kx16 *b, const int W, x16_decoded_q6_K *dec) {
+    _Pragma("GCC unroll 16")   /* x16_levels8_q6_K's shifts constant */
+    for (int k = 0; k < 16; k++)
+        for (int h = 0; h < 2; h++) {
+            QGEMV_PREFETCH_PASS_LINE(x16_ql_q6_K(b, 16 * h + k), W);
+            if (k < 8) QGEMV_PREFETCH_PASS_LINE(x16_qh_q6_K(b, h, k), W);
+            for (int half = 0; half < 2; half++)
+                x16_levels8_q6_K(b, h, k, half, &dec->u[h][k][half][0], &dec->u[h][k][half][1]);
+        }
+    for (int half = 0; half < 2; half++) {
+        const int8_t *sc = b->scales + 8 * half;
+        for (int s = 0; s < 16; s++) dec->sp[half][s] = x16_pairs8_i8(x16_load8(sc + 16 * s), x16_load8(sc + 16 * s));
+        x16_offset_pairs(sc, dec->op[half]);
+    }
+}
+/* super-block b against CB <= 4 columns into acc: levels and scale pairs from dec (a wide pass's
+ * x16_decoded_q6_K) or, dec NULL, from the block */
 QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const void *dec, const block_q8_K *const *y,
                                              int64_t ib, const int CB, const int hints, x16_acc acc) {
-    (void)dec;
+    const x16_decoded_q6_K *decoded = (const x16_decoded_q6_K *)dec;
     for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
         const int8_t *sc = b->scales + 8 * half;   /* sub-block s of row r: sc[16 s + r] */
         const block_q8_K *yh[QGEMV_X16_COLS];
         x16_opaque_columns(y, CB, yh);
         __m256i isum[QGEMV_X16_COLS];
-        for (int j = 0; j < CB; j++) isum[j] = x16_offset_start(sc, &yh[j][ib], 5);   /* -32 sum_s sc_s bsum_s */
+        for (int j = 0; j < CB; j++)   /* -32 sum_s sc_s bsum_s */
+            isum[j] = decoded ? x16_offset_start_of_pairs(decoded->op[half], &yh[j][ib], 5)
+                              : x16_offset_start(sc, &yh[j][ib], 5);
         /* unrolled, so that each group's shifts are constants */
         _Pragma("GCC unroll 2")
         for (int h = 0; h < 2; h++)
             _Pragma("GCC unroll 4")
             for (int s = 0; s < 4; s++) {   /* sub-blocks 8 h + s (low nibbles) and 8 h + 4 + s (high) */
                 const __m128i sc0 = x16_load8(sc + 16 * (8 * h + s)), sc1 = x16_load8(sc + 16 * (8 * h + 4 + s));
-                const __m256i s0 = x16_pairs8_i8(sc0, sc0), s1 = x16_pairs8_i8(sc1, sc1);
+                const __m256i s0 = decoded ? decoded->sp[half][8 * h + s] : x16_pairs8_i8(sc0, sc0);
+                const __m256i s1 = decoded ? decoded->sp[half][8 * h + 4 + s] : x16_pairs8_i8(sc1, sc1);
                 _Pragma("GCC unroll 2")
                 for (int kk = 0; kk < 4; kk += 2) {
                     const int k = 4 * s + kk;
                     __m256i u0a, u1a, u0b, u1b;
-                    if (half == 0)
-                        for (int e = 0; e < 2; e++) {
-                            QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_ql_q6_K(b, 16 * h + k + e), CB);
-                            if (k + e < 8) QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_qh_q6_K(b, h, k + e), CB);
-                        }
-                    x16_levels8_q6_K(b, h, k, half, &u0a, &u1a);
-                    x16_levels8_q6_K(b, h, k + 1, half, &u0b, &u1b);
+                    if (decoded) {
+                        u0a = decoded->u[h][k][half][0], u1a = decoded->u[h][k][half][1];
+                        u0b = decoded->u[h][k + 1][half][0], u1b = decoded->u[h][k + 1][half][1];
+                    } else {
+                        if (half == 0)
+                            for (int e = 0; e < 2; e++) {
+                                QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_ql_q6_K(b, 16 * h + k + e), CB);
+                                if (k + e < 8) QGEMV_PREFETCH_PASS_LINE_IF(hints, x16_qh_q6_K(b, h, k + e), CB);
+                            }
+                        x16_levels8_q6_K(b, h, k, half, &u0a, &u1a);
+                        x16_levels8_q6_K(b, h, k + 1, half, &u0b, &u1b);
+                    }
                     for (int j = 0; j < CB; j++) {
                         const uint8_t *x = (const uint8_t *)yh[j][ib].qs + 128 * h + 4 * k;
                         const __m256i t0 = _mm256_add_epi16(_mm256_maddubs_epi16(u0a, _mm256_set1_epi32((int)qgemv_k_word(x))),
@@ -1182,6 +1227,14 @@ QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const void 
     }
 }
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q6_K)
+#if !defined(QGEMV_VNNI)
+/* q6_K's batches of 16 columns and more without VNNI as q5_K's: each super-block's levels and the
+ * rows' scale pairs (the products' and the offset's) decoded once for the passes of 4 columns.
+ * Intel Xeon, QGEMV_ISA=avx2, builds alternating, 4096 x 4096: 2 threads batch 32 4.77 -> 4.37
+ * ms (the levels alone: 4.66 -> 4.39), 1 thread 10.0 -> 9.05; batch 16 even, 12 1.02x slower */
+#define QGEMV_X16_WIDE_MIN_COLS_q6_K 16
+QGEMV_DEFINE_X16_WIDE_PASS_256(q6_K, x16_superblock_q6_K)
+#endif
 /* q3_K on 8 rows per vector: levels u = q + 4 in [0, 7] (2 bits of qs below a bit of hmask, as
  * x16_levels_q3_K), a 16-value sub-block's 4 groups of maddubs pairs summed in int16 (4 2 7 127
  * < 2^15), then madd by the rows' (sc, sc); the offset -4 sum_s sc_s bsum_s as q6_K's.  The same
@@ -1952,6 +2005,25 @@ static inline int64_t x16_pairs_first(x16_pairs_fn pairs, int64_t n, const void 
             }                                                                                   \
         }                                                                                       \
     }
+/* AVX2's panel_tile_<name> with wide passes: batches of QGEMV_X16_WIDE_MIN_COLS_<name> columns and
+ * more by them, the others by the passes (a single column first through pairs), each in a
+ * function of its own: either in the other's function ran q5_K's batch of 2 1.06-1.11x slower */
+#define QGEMV_DEFINE_X16_TILE_WIDE_OR_PASSES(name, pairs)                                         \
+    static __attribute__((noinline)) void x16_wide_tile_##name(                                   \
+        int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, const void *restrict a, \
+        int64_t act_stride, int64_t ncols, float *restrict out, int64_t out_stride);              \
+    static __attribute__((noinline)) void x16_passes_tile_##name(                                 \
+        int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, const void *restrict a, \
+        int64_t act_stride, int64_t ncols, float *restrict out, int64_t out_stride);              \
+    QGEMV_DEFINE_X16_TILE_WIDE_AS(x16_wide_tile_##name, name, QGEMV_X16_WIDE_MIN_COLS_##name, x16_no_pairs, \
+                                  QGEMV_X16_NO_AMX)                                             \
+    QGEMV_DEFINE_X16_TILE_BY_PASSES_AS(x16_passes_tile_##name, name, QK_K, QGEMV_X16_COLS, pairs) \
+    static void panel_tile_##name(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels, \
+                                  const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out, \
+                                  int64_t out_stride) {                                         \
+        (ncols >= QGEMV_X16_WIDE_MIN_COLS_##name ? x16_wide_tile_##name : x16_passes_tile_##name)( \
+            n, panels, panel_stride, npanels, a, act_stride, ncols, out, out_stride);           \
+    }
 /* the portable variant uses no panels: their panel_tile is NULL, which _kernels.panel_rows
  * reports as 0 (_check_panel_rows refuses them, QMatrix reads their GGUF rows), as rebuilding
  * each row from its panel costs what the panels save.  (The AVX2 variants' first 8-row passes
@@ -1999,27 +2071,15 @@ QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hint
 #if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
 #else
-/* batches of QGEMV_X16_WIDE_MIN_COLS columns and more by the wide passes, the others by the
- * passes, each in a function of its own: either in the other's function ran the batch of 2
- * 1.06-1.11x slower */
-static __attribute__((noinline)) void x16_wide_tile_q5_K(int64_t n, const void *restrict panels, int64_t panel_stride,
-                                                          int64_t npanels, const void *restrict a, int64_t act_stride,
-                                                          int64_t ncols, float *restrict out, int64_t out_stride);
-static __attribute__((noinline)) void x16_passes_tile_q5_K(int64_t n, const void *restrict panels, int64_t panel_stride,
-                                                            int64_t npanels, const void *restrict a, int64_t act_stride,
-                                                            int64_t ncols, float *restrict out, int64_t out_stride);
-QGEMV_DEFINE_X16_TILE_WIDE_AS(x16_wide_tile_q5_K, q5_K, QGEMV_X16_WIDE_MIN_COLS, x16_no_pairs, QGEMV_X16_NO_AMX)
-QGEMV_DEFINE_X16_TILE_BY_PASSES_AS(x16_passes_tile_q5_K, q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
-static void panel_tile_q5_K(int64_t n, const void *restrict panels, int64_t panel_stride, int64_t npanels,
-                            const void *restrict a, int64_t act_stride, int64_t ncols, float *restrict out,
-                            int64_t out_stride) {
-    (ncols >= QGEMV_X16_WIDE_MIN_COLS ? x16_wide_tile_q5_K : x16_passes_tile_q5_K)(n, panels, panel_stride, npanels, a,
-                                                                                  act_stride, ncols, out, out_stride);
-}
+QGEMV_DEFINE_X16_TILE_WIDE_OR_PASSES(q5_K, x16_pairs_where_hinted_q5_K)
 #endif
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
+#if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q6_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+#else
+QGEMV_DEFINE_X16_TILE_WIDE_OR_PASSES(q6_K, x16_no_pairs)
+#endif
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q3_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
 #else
 #define panel_tile_q2_K NULL
