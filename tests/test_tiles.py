@@ -229,7 +229,7 @@ def test_wide_tiles_decode_long_rows_once_for_many_columns(fmt, batch, rows, isa
 def test_variants_multiply_from_packed_columns_where_that_is_faster():
     """The tests above with 8 columns and more (iq1_m's GGUF rows: 16, below which its own tile
     is faster) run the packed VNNI tile on the AVX-512 and AVX-VNNI variants (and on plain AVX2,
-    its vpdpbusd as maddubs, madd and add, where that is faster); so do
+    its vpdpbusd as maddubs and a madd by the scales, where that is faster); so do
     test_panels_give_vec_dot_bits' batches of 8 and more over a prepared matrix's panels, iq1_s's
     and iq1_m's included.  The floats take none on AVX-512: their panels and their GGUF rows'
     tile meet every batch as it comes (src/formats/float_panels.h); on the AVX2 variants (avx2,
@@ -243,7 +243,7 @@ def test_variants_multiply_from_packed_columns_where_that_is_faster():
                "q2_K": (16, 0), "q3_K": (8, 0), "q4_K": (48, 0), "q5_K": (16, 0), "q6_K": (8, 0),
                # and the formats llama.cpp repacks, from their GGUF rows and from their panels
                "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16)}
-    # plain AVX2 runs AVX-VNNI's packed tile with vpdpbusd as three instructions: it pays from 8
+    # plain AVX2 runs AVX-VNNI's packed tile with maddubs and a madd by the scales: it pays from 8
     # for the grids and iq1_m, from 32 for q3_K, never for iq1_s, q2_K, q4_K, q5_K and q6_K
     widened = {"f16": (2, 0)}
     avx2 = {**{g: (8, 8) for g in grids}, "iq1_m": (8, 8), "q3_K": (32, 0), **widened}
