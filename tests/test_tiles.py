@@ -244,9 +244,9 @@ def test_variants_multiply_from_packed_columns_where_that_is_faster():
                # and the formats llama.cpp repacks, from their GGUF rows and from their panels
                "q4_0": (16, 16), "iq4_nl": (16, 16), "mxfp4": (16, 16)}
     # plain AVX2 runs AVX-VNNI's packed tile with maddubs and a madd by the scales: it pays from 8
-    # for the grids and iq1_m, from 32 for q3_K, never for iq1_s, q2_K, q4_K, q5_K and q6_K
+    # for the grids and iq1_m, from 16 for q3_K, never for iq1_s, q2_K, q4_K, q5_K and q6_K
     widened = {"f16": (2, 0)}
-    avx2 = {**{g: (8, 8) for g in grids}, "iq1_m": (8, 8), "q3_K": (32, 0), **widened}
+    avx2 = {**{g: (8, 8) for g in grids}, "iq1_m": (8, 8), "q3_K": (16, 0), **widened}
     avxvnni.update(widened)
     for isa in _kernels.COMPILED_ISAS:
         packed = avx512 if isa.startswith("avx512") else avxvnni if isa == "avxvnni" else avx2 if isa == "avx2" else {}

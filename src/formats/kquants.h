@@ -833,13 +833,14 @@ QGEMV_DEFINE_PACKED_TILE_STEP(q6_K, block_q6_K, k_decode_u8_q6_K, 16, QGEMV_PACK
 /* (name, from how many columns, act) */
 #define QGEMV_PACKED_TILES_KQUANTS(X) X(q2_K, 16, q8_K) X(q3_K, 8, q8_K) X(q4_K, 48, q8_K) X(q5_K, 16, q8_K) X(q6_K, 8, q8_K)
 #else
-/* plain AVX2, whose vpdpbusd is maddubs, madd and an add (packed_tile.h): q3_K from 32 columns
- * (Intel Xeon, QGEMV_ISA=avx2, 4096 x 4096, 2 threads, builds alternating: its GGUF rows' tile
- * at batch 8 / 16 / 32 1.54 / 3.55 / 6.96 ms, packed 1.52 / 2.80 / 5.15; its panels at 16 / 32
- * / 64 2.63 / 5.24 / 10.55, packed 2.77 / 5.19 / 10.10); q2_K's, q4_K's, q5_K's and q6_K's panel
- * passes stay ahead (q5_K batch 32 1.4x slower packed; q6_K batch 16 / 32 / 64 2.44 / 5.08 /
- * 9.71 ms on its panels, 2.95 / 5.61 / 11.15 packed) */
-#define QGEMV_PACKED_TILES_KQUANTS(X) X(q3_K, 32, q8_K)
+/* plain AVX2, without vpdpbusd (packed_tile.h): q3_K from 16 columns (Intel Xeon, QGEMV_ISA=avx2,
+ * 4096 x 4096, 2 threads, builds alternating: its GGUF rows' tile at batch 8 / 16 / 32 1.54 /
+ * 3.55 / 6.96 ms, packed 1.52 / 2.80 / 5.15; its panels at 16 / 32 / 64 2.63 / 5.24 / 10.55,
+ * packed 2.77 / 5.19 / 10.10 with vpdpbusd as maddubs, a madd by ones and an add; with the
+ * scales in the madd, batch 16 / 24 2.62 / 3.89 on its panels, 2.57 / 3.72 packed); q2_K's,
+ * q4_K's, q5_K's and q6_K's panel passes stay ahead (q5_K batch 32 1.4x slower packed; q6_K
+ * batch 16 / 32 / 64 2.44 / 5.08 / 9.71 ms on its panels, 2.95 / 5.61 / 11.15 packed) */
+#define QGEMV_PACKED_TILES_KQUANTS(X) X(q3_K, 16, q8_K)
 #endif
 QGEMV_DEFINE_PACKED_TILE_STEP(q3_K, block_q3_K, k_decode_u8_q3_K, 16, QGEMV_PACKED_STEP_K)
 #endif
