@@ -1059,61 +1059,96 @@ QGEMV_DEFINE_X16_WIDE_PASS_256(q5_K, x16_superblock_decoded_q5_K)
  * avxvnni, Intel Xeon, 4096 x 4096, 2 threads, builds alternating, batch 8 0.93-1.08 -> 0.78-0.89
  * ms, batch 32 3.68-4.12 -> 3.10-3.39.  A single column keeps maddubs: one chain of vpdpbusd, the
  * multiply not shared, ran 0.44 -> 0.55-0.57 ms in cache (1 thread) */
-QGEMV_ALWAYS_INLINE void x16_pass_q2_K(int64_t nb, const block_q2_Kx16 *p, const uint8_t *a, int64_t act_stride,
-                                       const int CB, const int hints, float *out, int64_t out_stride) {
-    const __m256i low2 = _mm256_set1_epi8(3);
-    const __m128i low4 = _mm_set1_epi8(0x0f);
-    const block_q8_K *y[QGEMV_X16_COLS];
-    x16_acc acc;
-    x16_columns_256(a, act_stride, CB, y, acc);
-    for (int64_t ib = 0; ib < nb; ib++) {
-        const block_q2_Kx16 *b = p + ib;
-        x16_hint_lines(b->qs, 16, CB, hints);
-        for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
-            __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
-            for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();
-            for (int i = 0; i < 8; i++) {   /* lane r: int16 (m_r,2i, m_r,2i+1) */
-                const __m128i m0 = _mm_and_si128(_mm_srli_epi16(x16_load8(b->scales + 32 * i + 8 * half), 4), low4);
-                const __m128i m1 = _mm_and_si128(_mm_srli_epi16(x16_load8(b->scales + 32 * i + 16 + 8 * half), 4), low4);
-                const __m256i mp = x16_pairs8_u8(m0, m1);
-                for (int j = 0; j < CB; j++)
-                    msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i)))));
-            }
-            for (int h = 0; h < 2; h++)
-                for (int f = 0; f < 4; f++)
-                    for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg */
-                        const __m128i sc = _mm_and_si128(x16_load8(b->scales + 16 * (8 * h + 2 * f + gg) + 8 * half), low4);
-                        const __m256i sp = x16_pairs8_u8(sc, sc);   /* (sc, sc) */
-                        __m256i t[QGEMV_X16_COLS];
-                        for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
-                        for (int kk = 0; kk < 4; kk++) {
-                            const int g = 8 * h + 4 * gg + kk;
-                            const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
-                            const __m256i u = _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, low2);
-#if defined(QGEMV_VNNI)
-                            const __m256i w = _mm256_mullo_epi16(u, sp);   /* the levels times the scales */
-#endif
-                            for (int j = 0; j < CB; j++) {
-                                const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
-#if defined(QGEMV_VNNI)
-                                if (X16_DPBUSD_SUMS(CB)) {
-                                    isum[j] = qgemv_dpbusd_256(isum[j], w, _mm256_set1_epi32((int)qgemv_k_word(x)));
-                                    continue;
-                                }
-#endif
-                                t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
-                            }
-                        }
-                        if (!X16_DPBUSD_SUMS(CB))
-                            for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(t[j], sp));
-                    }
-            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
-            const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * half)));
-            x16_fold_min_256(acc[half], d, dmin, y, ib, isum, msum, CB);
-        }
-    }
-    x16_store_256(acc, CB, out, out_stride);
+/* a q2_K super-block decoded once for a wide pass's groups of columns (without VNNI): its levels
+ * u[g][f][half] (group g's field f, rows 8 half ..), and the rows' pairs of scales sp[half][s]
+ * (sub-block s's (sc, sc)) and of minimums mp[half][i] (the passes' sp and mp) */
+typedef struct {
+    __m256i u[16][4][2];
+    __m256i sp[2][16], mp[2][8];
+} x16_decoded_q2_K;
+/* the rows' (sc, sc) of sub-block s and (m_2i, m_2i+1), rows 8 half .. */
+static inline __m256i x16_scale_pair_q2_K(const block_q2_Kx16 *b, int s, int half) {
+    const __m128i sc = _mm_and_si128(x16_load8(b->scales + 16 * s + 8 * half), _mm_set1_epi8(0x0f));
+    return x16_pairs8_u8(sc, sc);
 }
+static inline __m256i x16_min_pair_q2_K(const block_q2_Kx16 *b, int i, int half) {
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const __m128i m0 = _mm_and_si128(_mm_srli_epi16(x16_load8(b->scales + 32 * i + 8 * half), 4), low4);
+    const __m128i m1 = _mm_and_si128(_mm_srli_epi16(x16_load8(b->scales + 32 * i + 16 + 8 * half), 4), low4);
+    return x16_pairs8_u8(m0, m1);
+}
+/* field f of group g, rows 8 half .. */
+static inline __m256i x16_levels8_q2_K(const block_q2_Kx16 *b, int g, int f, int half) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
+    return _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, _mm256_set1_epi8(3));
+}
+QGEMV_ALWAYS_INLINE void x16_decode_q2_K(const block_q2_Kx16 *b, const int W, x16_decoded_q2_K *dec) {
+    for (int g = 0; g < 16; g++) {
+        QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, W);
+        for (int f = 0; f < 4; f++)
+            for (int half = 0; half < 2; half++) dec->u[g][f][half] = x16_levels8_q2_K(b, g, f, half);
+    }
+    for (int half = 0; half < 2; half++) {
+        for (int s = 0; s < 16; s++) dec->sp[half][s] = x16_scale_pair_q2_K(b, s, half);
+        for (int i = 0; i < 8; i++) dec->mp[half][i] = x16_min_pair_q2_K(b, i, half);
+    }
+}
+/* super-block b against CB <= 4 columns into acc: levels and pairs from dec (a wide pass's
+ * x16_decoded_q2_K) or, dec NULL, from the block */
+QGEMV_ALWAYS_INLINE void x16_superblock_q2_K(const block_q2_Kx16 *b, const void *dec, const block_q8_K *const *y,
+                                             int64_t ib, const int CB, const int hints, x16_acc acc) {
+    const x16_decoded_q2_K *decoded = (const x16_decoded_q2_K *)dec;
+    if (!decoded) x16_hint_lines(b->qs, 16, CB, hints);
+    for (int half = 0; half < 2; half++) {   /* rows 8 half .. 8 half + 7 */
+        __m256i isum[QGEMV_X16_COLS], msum[QGEMV_X16_COLS];
+        for (int j = 0; j < CB; j++) isum[j] = msum[j] = _mm256_setzero_si256();
+        for (int i = 0; i < 8; i++) {   /* lane r: int16 (m_r,2i, m_r,2i+1) */
+            const __m256i mp = decoded ? decoded->mp[half][i] : x16_min_pair_q2_K(b, i, half);
+            for (int j = 0; j < CB; j++)
+                msum[j] = _mm256_add_epi32(msum[j], _mm256_madd_epi16(mp, _mm256_set1_epi32((int)qgemv_k_word((const uint8_t *)(y[j][ib].bsums + 2 * i)))));
+        }
+        for (int h = 0; h < 2; h++)
+            for (int f = 0; f < 4; f++)
+                for (int gg = 0; gg < 2; gg++) {   /* sub-block 8 h + 2 f + gg */
+                    const int sb = 8 * h + 2 * f + gg;
+                    const __m256i sp = decoded ? decoded->sp[half][sb] : x16_scale_pair_q2_K(b, sb, half);   /* (sc, sc) */
+                    __m256i t[QGEMV_X16_COLS];
+                    for (int j = 0; j < CB; j++) t[j] = _mm256_setzero_si256();
+                    for (int kk = 0; kk < 4; kk++) {
+                        const int g = 8 * h + 4 * gg + kk;
+                        const __m256i u = decoded ? decoded->u[g][f][half] : x16_levels8_q2_K(b, g, f, half);
+#if defined(QGEMV_VNNI)
+                        const __m256i w = _mm256_mullo_epi16(u, sp);   /* the levels times the scales */
+#endif
+                        for (int j = 0; j < CB; j++) {
+                            const uint8_t *x = (const uint8_t *)y[j][ib].qs + 128 * h + 32 * f + 4 * (4 * gg + kk);
+#if defined(QGEMV_VNNI)
+                            if (X16_DPBUSD_SUMS(CB)) {
+                                isum[j] = qgemv_dpbusd_256(isum[j], w, _mm256_set1_epi32((int)qgemv_k_word(x)));
+                                continue;
+                            }
+#endif
+                            t[j] = _mm256_add_epi16(t[j], _mm256_maddubs_epi16(u, _mm256_set1_epi32((int)qgemv_k_word(x))));
+                        }
+                    }
+                    if (!X16_DPBUSD_SUMS(CB))
+                        for (int j = 0; j < CB; j++) isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(t[j], sp));
+                }
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->d + 8 * half)));
+        const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b->dmin + 8 * half)));
+        x16_fold_min_256(acc[half], d, dmin, y, ib, isum, msum, CB);
+    }
+}
+QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q2_K)
+#if !defined(QGEMV_VNNI)
+/* q2_K's batches of 5 columns and more without VNNI as q5_K's: the levels and the rows' pairs
+ * decoded once for the passes of 4 columns.  Intel Xeon, QGEMV_ISA=avx2, builds alternating,
+ * 4096 x 4096, 2 threads: batch 32 4.90 -> 4.39 ms, 16 2.49 -> 2.31, 12 1.88 -> 1.74, 8 1.30 ->
+ * 1.24, 5-7 1.03-1.04x faster; 3 and 4 1.04-1.07x slower.  The pass as a super-block kernel (for
+ * the wide passes) ran even, avx2 and avxvnni, 1 to 32 columns */
+#define QGEMV_X16_WIDE_MIN_COLS_q2_K 5
+QGEMV_DEFINE_X16_WIDE_PASS_256(q2_K, x16_superblock_q2_K)
+#endif
 /* 8 rows' int8 scales a[r], b[r] as int16 pairs (a[r], b[r]), one per int32 lane */
 static inline __m256i x16_pairs8_i8(__m128i a, __m128i b) { return _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)); }
 /* the rows' scale pairs (sc_2i, sc_2i+1) that x16_offset_start multiplies */
@@ -2064,7 +2099,11 @@ QGEMV_DEFINE_X16_TILE_WIDE(q6_K, 9, x16_pairs_where_hinted_q6_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(iq4_xs, QK_K, QGEMV_X16_COLS, x16_single_column_pairs_iq4_xs)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(tq2_0, QK_K, QGEMV_X16_COLS_TQ2_0, x16_no_pairs)
 #elif defined(QGEMV_AVX2)
+#if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q2_K, QK_K, QGEMV_X16_COLS, x16_no_pairs)
+#else
+QGEMV_DEFINE_X16_TILE_WIDE_OR_PASSES(q2_K, x16_no_pairs)
+#endif
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q5_K)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
