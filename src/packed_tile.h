@@ -103,6 +103,8 @@ enum {
  * q2_K's, s q <= 45), so each sub-block's sum goes into t as it is, without the packed nbias
  * start or a vpmulld */
 enum { QGEMV_PACKED_STEP_IQ = 0, QGEMV_PACKED_STEP_K = 1, QGEMV_PACKED_STEP_KMIN = 2, QGEMV_PACKED_STEP_KMIN_SCALED = 3 };
+/* the steps plain AVX2 takes with the scales in the madd (packed_rows_x8_scaled_madd) */
+#define QGEMV_PACKED_STEP_SCALES_IN_MADD(step) ((step) == QGEMV_PACKED_STEP_IQ || (step) == QGEMV_PACKED_STEP_K)
 #define QGEMV_PACKED_STEP(pfx, step, t, d0, dy, acc)                                           \
     ((step) != QGEMV_PACKED_STEP_IQ                                                            \
          ? pfx##_fmadd_ps(pfx##_cvtepi32_ps(t), pfx##_mul_ps(dy, pfx##_set1_ps(d0)), acc)      \
@@ -331,7 +333,7 @@ QGEMV_ALWAYS_INLINE void packed_groups(const qgemv_decoded_u8 (*dec)[QGEMV_PACKE
     for (int g = 0; g < ng; g++)
         for (int h = 0; h < 2 && 16 * g + 8 * h < ncols; h++) {
 #if QGEMV_PACKED_SCALED_MADD
-            if (step == QGEMV_PACKED_STEP_IQ || step == QGEMV_PACKED_STEP_K) {
+            if (QGEMV_PACKED_STEP_SCALES_IN_MADD(step)) {
                 packed_rows_x8_scaled_madd(dec, y + g * nb, nbc, sub, step, 8 * h, acc->g[g][h]);
                 continue;
             }
@@ -349,7 +351,7 @@ static inline void packed_sums_store(const qgemv_packed_sums *acc, int g, int r,
 
 #if QGEMV_PACKED_SCALED_MADD
 #define QGEMV_PACKED_SCALE_PAIRS(dec, sub, step) \
-    ((step) == QGEMV_PACKED_STEP_IQ || (step) == QGEMV_PACKED_STEP_K ? packed_scale_pairs(dec, sub) : (void)0)
+    (QGEMV_PACKED_STEP_SCALES_IN_MADD(step) ? packed_scale_pairs(dec, sub) : (void)0)
 #else
 #define QGEMV_PACKED_SCALE_PAIRS(dec, sub, step) ((void)0)
 #endif
