@@ -993,26 +993,35 @@ QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_q5_K, q5_K, QGEMV_K_HIGH_BIT, X16
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q4_K)
 QGEMV_DEFINE_X16_PASS_OF_SUPERBLOCK(q5_K)
 #if !defined(QGEMV_VNNI)
-/* a q5_K super-block's levels decoded once for a wide pass's groups of columns: u[c][k][h][e]
- * (x16_k45_levels8's) */
+/* a q4_K or q5_K super-block's levels decoded once for a wide pass's groups of columns:
+ * u[c][k][h][e] (x16_k45_levels8's; qh NULL for q4_K) */
 typedef struct {
     __m256i u[4][8][2][2];
-} x16_decoded_q5_K;
-QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x16_decoded_q5_K *dec) {
+} x16_decoded_k45;
+typedef x16_decoded_k45 x16_decoded_q4_K;
+typedef x16_decoded_k45 x16_decoded_q5_K;
+QGEMV_ALWAYS_INLINE void x16_decode_k45(const uint8_t *qs, const uint8_t *qh, const int W, x16_decoded_k45 *dec) {
     _Pragma("GCC unroll 4")   /* x16_bit_to_4's shifts constant */
     for (int c = 0; c < 4; c++)
         for (int k = 0; k < 8; k++) {
-            QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * (8 * c + k), W);
+            QGEMV_PREFETCH_PASS_LINE(qs + 64 * (8 * c + k), W);
             for (int h = 0; h < 2; h++)
-                for (int e = 0; e < 2; e++) dec->u[c][k][h][e] = x16_k45_levels8(b->qs, b->qh, c, k, h, e);
+                for (int e = 0; e < 2; e++) dec->u[c][k][h][e] = x16_k45_levels8(qs, qh, c, k, h, e);
         }
+}
+QGEMV_ALWAYS_INLINE void x16_decode_q4_K(const block_q4_Kx16 *b, const int W, x16_decoded_q4_K *dec) {
+    x16_decode_k45(b->qs, NULL, W, dec);
+}
+QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x16_decoded_q5_K *dec) {
+    x16_decode_k45(b->qs, b->qh, W, dec);
 }
 /* a wide pass's levels: decoded once for its groups (dec: x16_decoded_q5_K) */
 #define X16_K45_LEVELS_DECODED(HIGH_BIT, u0, u1)                                                   \
     do {                                                                                           \
-        u0 = ((const x16_decoded_q5_K *)dec)->u[c][k][h][0];                                       \
-        u1 = ((const x16_decoded_q5_K *)dec)->u[c][k][h][1];                                       \
+        u0 = ((const x16_decoded_k45 *)dec)->u[c][k][h][0];                                       \
+        u1 = ((const x16_decoded_k45 *)dec)->u[c][k][h][1];                                       \
     } while (0)
+QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_decoded_q4_K, q4_K, QGEMV_K_NO_HIGH_BIT, X16_K45_LEVELS_DECODED)
 QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_decoded_q5_K, q5_K, QGEMV_K_HIGH_BIT, X16_K45_LEVELS_DECODED)
 /* Batches of 12 to 32 columns (QGEMV_X16_WIDE_COLS) of q5_K without VNNI decode each super-block's
  * levels once for all their passes of 4 columns (AVX-512's wide passes, on 8-row halves): the
@@ -1048,6 +1057,11 @@ QGEMV_DEFINE_X16_SUPERBLOCK_K45(x16_superblock_decoded_q5_K, q5_K, QGEMV_K_HIGH_
             x16_store_256(acc[g / QGEMV_X16_COLS], W - g < QGEMV_X16_COLS ? W - g : QGEMV_X16_COLS, out + g, out_stride); \
     }
 QGEMV_DEFINE_X16_WIDE_PASS_256(q5_K, x16_superblock_decoded_q5_K)
+/* q4_K's batches of 24 columns and more as q5_K's: its nibbles cost one or two instructions a
+ * vector, so less is saved.  Intel Xeon, QGEMV_ISA=avx2, builds alternating, 4096 x 4096, 2
+ * threads: batch 32 3.25 -> 3.12 ms, 3.51 -> 3.34; 24 2.62 -> 2.54; 16 and 12 1.04-1.05x slower */
+#define QGEMV_X16_WIDE_MIN_COLS_q4_K 24
+QGEMV_DEFINE_X16_WIDE_PASS_256(q4_K, x16_superblock_decoded_q4_K)
 #endif
 
 /* q2_K on 8 rows per vector: maddubs pairs of 2-bit levels summed in int16 over a sub-block's
@@ -2106,7 +2120,11 @@ QGEMV_DEFINE_X16_TILE_WIDE_OR_PASSES(q2_K, x16_no_pairs)
 #endif
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q4_K)
 QGEMV_DEFINE_X16_PAIRS_WHERE_HINTED(q5_K)
+#if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q4_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q4_K)
+#else
+QGEMV_DEFINE_X16_TILE_WIDE_OR_PASSES(q4_K, x16_pairs_where_hinted_q4_K)
+#endif
 #if defined(QGEMV_VNNI)
 QGEMV_DEFINE_X16_TILE_BY_PASSES(q5_K, QK_K, QGEMV_X16_COLS, x16_pairs_where_hinted_q5_K)
 #else
