@@ -1015,7 +1015,7 @@ QGEMV_ALWAYS_INLINE void x16_decode_q4_K(const block_q4_Kx16 *b, const int W, x1
 QGEMV_ALWAYS_INLINE void x16_decode_q5_K(const block_q5_Kx16 *b, const int W, x16_decoded_q5_K *dec) {
     x16_decode_k45(b->qs, b->qh, W, dec);
 }
-/* a wide pass's levels: decoded once for its groups (dec: x16_decoded_q5_K) */
+/* a wide pass's levels: decoded once for its groups (dec: an x16_decoded_k45) */
 #define X16_K45_LEVELS_DECODED(HIGH_BIT, u0, u1)                                                   \
     do {                                                                                           \
         u0 = ((const x16_decoded_k45 *)dec)->u[c][k][h][0];                                       \
@@ -1096,6 +1096,7 @@ static inline __m256i x16_levels8_q2_K(const block_q2_Kx16 *b, int g, int f, int
     const __m256i v = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32 * half));
     return _mm256_and_si256(f ? _mm256_srli_epi32(v, 2 * f) : v, _mm256_set1_epi8(3));
 }
+#if !defined(QGEMV_VNNI)   /* the wide passes' (VNNI keeps its passes) */
 QGEMV_ALWAYS_INLINE void x16_decode_q2_K(const block_q2_Kx16 *b, const int W, x16_decoded_q2_K *dec) {
     for (int g = 0; g < 16; g++) {
         QGEMV_PREFETCH_PASS_LINE(b->qs + 64 * g, W);
@@ -1107,6 +1108,7 @@ QGEMV_ALWAYS_INLINE void x16_decode_q2_K(const block_q2_Kx16 *b, const int W, x1
         for (int i = 0; i < 8; i++) dec->mp[half][i] = x16_min_pair_q2_K(b, i, half);
     }
 }
+#endif
 /* super-block b against CB <= 4 columns into acc: levels and pairs from dec (a wide pass's
  * x16_decoded_q2_K) or, dec NULL, from the block */
 QGEMV_ALWAYS_INLINE void x16_superblock_q2_K(const block_q2_Kx16 *b, const void *dec, const block_q8_K *const *y,
@@ -1210,6 +1212,7 @@ typedef struct {
     __m256i sp[2][16];   /* [half][s]: the rows' (sc_s, sc_s) */
     __m256i op[2][8];    /* [half][i]: the rows' (sc_2i, sc_2i+1) */
 } x16_decoded_q6_K;
+#if !defined(QGEMV_VNNI)   /* the wide passes' (VNNI keeps its passes) */
 QGEMV_ALWAYS_INLINE void x16_decode_q6_K(const block_q6_Kx16 *b, const int W, x16_decoded_q6_K *dec) {
     _Pragma("GCC unroll 16")   /* x16_levels8_q6_K's shifts constant */
     for (int k = 0; k < 16; k++)
@@ -1225,6 +1228,7 @@ QGEMV_ALWAYS_INLINE void x16_decode_q6_K(const block_q6_Kx16 *b, const int W, x1
         x16_offset_pairs(sc, dec->op[half]);
     }
 }
+#endif
 /* super-block b against CB <= 4 columns into acc: levels and scale pairs from dec (a wide pass's
  * x16_decoded_q6_K) or, dec NULL, from the block */
 QGEMV_ALWAYS_INLINE void x16_superblock_q6_K(const block_q6_Kx16 *b, const void *dec, const block_q8_K *const *y,
